@@ -1,0 +1,128 @@
+"""python -m paradec run | bench: the contract that benchmarks, checks and scripts use.
+
+Bad input exits with status 2 and one line on stderr, never a traceback."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from . import methods
+from .trace import TraceError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        raise methods.InputError(message)
+
+
+def _sampling_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", default=None, help="hub id or local path (default: embedded SmolLM2-135M-Instruct)")
+    p.add_argument("--draft", default=None, help="draft model for sps: hub id, local path, or self:N (the target's first N layers)")
+    p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the best available)")
+    p.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: by device)")
+    p.add_argument("--no-chat", action="store_true", help="feed the prompt raw, without the chat template")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="python -m paradec", description="Parallel decoding, run for real and traced.")
+    sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    r = sub.add_parser("run", help="decode one prompt with one method")
+    r.add_argument("--method", required=True)
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
+    src = r.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prompt")
+    src.add_argument("--prompt-file")
+    r.add_argument("--trace", help="write the trace JSON here")
+    _sampling_args(r)
+    b = sub.add_parser("bench", help="every method against AR on a prompt file, in one process")
+    b.add_argument("--methods", required=True, help="comma-separated, e.g. pld,sps")
+    b.add_argument("--prompts", required=True, help="JSONL: prompt (or Spec-Bench turns), optional id, category")
+    b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
+    b.add_argument("--categories", default="", help="comma-separated categories to keep")
+    b.add_argument("--repeats", type=int, default=1)
+    b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
+    _sampling_args(b)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the CLI owns this process: keep its output clean
+    try:
+        args = parser().parse_args(argv)
+        if args.command == "run":
+            return _run(args)
+        from .bench import bench_command
+
+        return bench_command(args)
+    except (methods.InputError, TraceError) as e:
+        print(f"paradec: error: {e}", file=sys.stderr)
+        return 2
+    except _model_error() as e:
+        print(f"paradec: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("paradec: interrupted", file=sys.stderr)
+        return 130
+
+
+def _model_error():
+    from .models import ModelError
+
+    return ModelError
+
+
+def read_prompt_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def load_models(args):
+    """Target and (when given) draft, validated before any weights are read where possible."""
+    from .models import load, load_draft
+
+    target = load(args.model, args.device, args.dtype)
+    draft = load_draft(args.draft, target) if args.draft else None
+    return target, draft
+
+
+def _run(args) -> int:
+    from .run import run, validate
+
+    prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
+    params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
+    validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k)
+    if methods.needs_draft_model(args.method) and not args.draft:
+        raise methods.InputError(f"method {args.method!r} needs a draft model (--draft ID_OR_PATH)")
+    target, draft = load_models(args)
+    trace = run(
+        target, args.method, prompt, params, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
+        args.seed, draft, chat=not args.no_chat,
+    )
+    if args.trace:
+        try:
+            trace.save(args.trace)
+        except OSError as e:
+            raise methods.InputError(f"cannot write trace {args.trace}: {e.strerror}") from None
+    if args.json:
+        print(json.dumps(trace.summary(), ensure_ascii=False))
+    else:
+        s = trace.summary()
+        print(trace.text)
+        print(
+            f"\n[{args.method}] {s['new_tokens']} tokens, {s['target_forwards']} target forwards, "
+            f"tau {s['tau']:.2f}, acceptance {s['acceptance_rate']:.2f}, {s['tokens_per_s']:.1f} tok/s",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,45 @@
+"""The one drafter interface: every method is a Drafter, the decode loop never asks which.
+
+A drafter object belongs to one run (it may hold a KV cache of its own); the models it
+reads are shared and never modified.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ..sampling import Sampler
+
+
+@dataclass
+class Draft:
+    """What propose() returns: a tree of proposed tokens (a chain is a tree with one branch)."""
+
+    tokens: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)  # -1 = child of the pending token
+    # q[i]: the draft distribution node i's token was drawn from (shape (vocab,)),
+    # or None when the proposal was deterministic (prompt lookup): then q is one-hot.
+    q: list[torch.Tensor | None] = field(default_factory=list)
+    forwards: int = 0  # draft-model forward passes spent on this proposal
+    extras: dict = field(default_factory=dict)  # JSON-ready, copied into the step record
+
+
+class Drafter:
+    """Proposes nothing: with this drafter the loop is plain autoregressive decoding."""
+
+    name = "ar"
+
+    def __init__(self):
+        self.params: dict = {}  # the method's parameters, as given (recorded in traces)
+
+    def begin(self, prompt_ids: list[int]) -> None:
+        """A new run starts from these prompt tokens."""
+
+    def propose(self, ctx: list[int], sampler: Sampler, gen: torch.Generator | None) -> Draft:
+        """ctx = every committed token, the pending one (ctx[-1]) included."""
+        return Draft()
+
+    def commit(self, ctx: list[int], draft: Draft, accepted: list[int]) -> None:
+        """Feedback after a step: ctx now holds the newly committed tokens too;
+        accepted lists the node indices of the accepted path."""

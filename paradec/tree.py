@@ -1,0 +1,63 @@
+"""Draft trees as parent lists, in plain Python (the UI draws from the same functions).
+
+A draft is a list of nodes; parents[i] is the index of node i's parent, or -1 when the
+node hangs off the pending token (the last committed token, which the verify pass
+feeds first). A chain is the tree parents = [-1, 0, 1, ...].
+"""
+from __future__ import annotations
+
+
+def depths(parents: list[int]) -> list[int]:
+    """Depth of each node: 1 for children of the pending token. Parents come before children."""
+    out: list[int] = []
+    for i, par in enumerate(parents):
+        if par >= i:
+            raise ValueError(f"node {i} has parent {par}: parents must come before their children")
+        out.append(1 if par < 0 else out[par] + 1)
+    return out
+
+
+def children(parents: list[int]) -> dict[int, list[int]]:
+    """Node index -> its children in draft order; key -1 is the pending token."""
+    kids: dict[int, list[int]] = {-1: []}
+    for i, par in enumerate(parents):
+        kids.setdefault(i, [])
+        kids[par].append(i)
+    return kids
+
+
+def ancestors(parents: list[int], i: int) -> list[int]:
+    """Root-first path of node indices that ends at node i."""
+    path = []
+    while i >= 0:
+        path.append(i)
+        i = parents[i]
+    return path[::-1]
+
+
+def is_chain(parents: list[int]) -> bool:
+    return all(par == i - 1 for i, par in enumerate(parents))
+
+
+def is_path(parents: list[int], path: list[int]) -> bool:
+    """Whether path is a root-first path of the tree (what an accepted path must be)."""
+    return all(parents[n] == (path[k - 1] if k else -1) for k, n in enumerate(path))
+
+
+def mask_rows(parents: list[int]) -> list[list[bool]]:
+    """The draft block of the tree attention mask: row i (the pending token is row 0,
+    node j is row j+1) may attend to column k. Every row also sees the whole context."""
+    n = len(parents) + 1
+    rows = [[False] * n for _ in range(n)]
+    rows[0][0] = True
+    for i in range(len(parents)):
+        rows[i + 1][0] = True
+        for a in ancestors(parents, i):
+            rows[i + 1][a + 1] = True
+    return rows
+
+
+def position_offsets(parents: list[int]) -> list[int]:
+    """Position of the pending token and each node, relative to the pending token."""
+    return [0] + depths(parents)
+

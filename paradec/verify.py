@@ -1,0 +1,112 @@
+"""The one verifier: a single target forward over every drafted node, then acceptance.
+
+Shapes: U = tokens not yet in the KV cache (the whole prompt on the first step, then 1:
+the pending token), N = drafted nodes, C = tokens already cached, V = vocabulary.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from . import tree
+from .drafters.base import Draft
+from .sampling import Sampler, one_hot, residual, top_list
+from .trace import Node
+
+
+def tree_attention_mask(parents: list[int], cached: int, uncached: int, dtype: torch.dtype) -> torch.Tensor:
+    """Float mask (1, 1, U+N, C+U+N): 0 where a query may attend, the dtype's minimum elsewhere.
+    Context tokens attend causally; a node attends to all context and its own ancestors."""
+    n, u = len(parents), uncached
+    allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
+    block = torch.tensor(tree.mask_rows(parents), dtype=torch.bool)  # (N+1, N+1), row 0 = pending
+    allowed[u - 1 :, cached + u - 1 :] = block
+    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+    return mask[None, None]
+
+
+def target_forward(model, cache, uncached: list[int], draft: Draft) -> torch.Tensor:
+    """Run the target over uncached context tokens + draft nodes in ONE pass -> logits (N+1, V).
+
+    Row 0 is the distribution after the pending token; row i+1 the one after node i.
+    Position ids are cache length + depth, so siblings share a position."""
+    cached = cache.get_seq_length()
+    device = model.device
+    ids = torch.tensor([uncached + draft.tokens], device=device)
+    offsets = list(range(len(uncached))) + [len(uncached) - 1 + d for d in tree.depths(draft.parents)]
+    pos = torch.tensor([offsets], device=device) + cached
+    mask = None  # a chain's tree mask is the causal mask: let the model build it (faster)
+    if not tree.is_chain(draft.parents):
+        mask = tree_attention_mask(draft.parents, cached, len(uncached), model.dtype).to(device)
+    keep = len(draft.tokens) + 1  # only the pending token's and the nodes' logits are needed
+    out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
+    return out.logits[0].float()
+
+
+def compact(cache, prefix: int, keep: list[int]) -> None:
+    """Keep the first `prefix` cache entries plus entries prefix+i for i in keep; drop the rest.
+
+    After a verify pass the cache holds every drafted node; only the accepted path stays."""
+    if keep == list(range(len(keep))):  # accepted a prefix of the draft: a crop is enough
+        extra = cache.get_seq_length() - prefix - len(keep)
+        if extra:
+            cache.crop(-extra)
+        return
+    for layer in cache.layers:
+        idx = torch.tensor(keep, device=layer.keys.device) + prefix
+        layer.keys = torch.cat([layer.keys[..., :prefix, :], layer.keys.index_select(-2, idx)], dim=-2)
+        layer.values = torch.cat([layer.values[..., :prefix, :], layer.values.index_select(-2, idx)], dim=-2)
+
+
+@dataclass
+class Outcome:
+    path: list[int] = field(default_factory=list)  # accepted node indices, root first
+    nodes: list[Node] = field(default_factory=list)
+    last: int = 0  # the token the target adds after the path
+    last_origin: str = "target"  # bonus | resampled | target
+    last_p_top: list = field(default_factory=list)
+    residual_top: list | None = None
+
+
+def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome:
+    """Walk from the pending token, keep the longest path the target agrees with, add one token.
+
+    Greedy: a child is accepted when it is the target's argmax. Sampling: each child in turn
+    is accepted with probability min(1, p/q); on rejection p becomes norm(max(0, p - q)) and
+    the next sibling is tried (a chain has one child per node: plain speculative sampling).
+    A deterministic proposal has a one-hot q, so it is accepted with probability p(token)."""
+    depth = tree.depths(draft.parents)
+    nodes = [Node(token=t, parent=par, depth=d) for t, par, d in zip(draft.tokens, draft.parents, depth)]
+    kids = tree.children(draft.parents)
+    out = Outcome(nodes=nodes)
+    cur = -1
+    while True:
+        p = sampler.probs(logits[cur + 1])
+        p_top, rejected, chosen = top_list(p), False, None
+        for c in kids[cur]:
+            node, q = nodes[c], draft.q[c] if draft.q else None
+            q = one_hot(node.token, p) if q is None else q
+            node.p, node.p_top = round(float(p[node.token]), 6), p_top
+            node.q, node.q_top = round(float(q[node.token]), 6), top_list(q)
+            if sampler.greedy:
+                ok = node.token == int(torch.argmax(p))
+            else:
+                node.accept_prob = min(1.0, float(p[node.token]) / max(float(q[node.token]), 1e-30))
+                node.u = float(torch.rand((), generator=gen))
+                ok = node.u < node.accept_prob
+            node.status = "accepted" if ok else "rejected"
+            if ok:
+                chosen = c
+                break
+            rejected = True
+            if not sampler.greedy:
+                p = residual(p, q)
+        if chosen is None:
+            out.last = sampler.pick(p, gen)
+            out.last_origin = "resampled" if rejected else ("bonus" if out.path else "target")
+            out.last_p_top = p_top
+            out.residual_top = top_list(p) if rejected and not sampler.greedy else None
+            return out
+        out.path.append(chosen)
+        cur = chosen
