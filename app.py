@@ -1,0 +1,23 @@
+"""paradec explorer: `make run` (or `streamlit run app.py`). The sidebar is shared by every page."""
+from pathlib import Path
+
+import streamlit as st
+
+from ui import sidebar, style
+
+ROOT = Path(__file__).resolve().parent
+
+st.set_page_config(page_title="paradec: parallel decoding, step by step", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
+
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/ar.py", title="Autoregressive (AR)", icon=":material/looks_one:", url_path="ar"),
+    st.Page("pages/sps.py", title="Speculative sampling", icon=":material/call_split:", url_path="sps"),
+    st.Page("pages/pld.py", title="Prompt lookup", icon=":material/content_copy:", url_path="pld"),
+    st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
+]
+
+page = st.navigation(PAGES)
+sidebar.render()
+style.compact()
+page.run()

@@ -1,0 +1,20 @@
+import streamlit as st
+
+from ui.page import method_page
+
+INTRO = """The baseline: **one target forward pass per token**. Each pass reads every weight of the
+model to produce a single token, so the hardware mostly waits on memory. Every other method
+must produce exactly this text under greedy decoding (and the same distribution when sampling)."""
+
+HOW = """1. Feed the pending token (the last one committed) to the model, with the KV cache of everything before it.
+2. The target gives its distribution **p** over the next token; take the argmax (greedy) or sample from p.
+3. Commit that token and repeat. Nothing is drafted, so the tree is just the pending token and
+   the target's token, and **τ = 1.00** (tokens per target forward) by definition."""
+
+
+def params() -> dict:
+    st.caption("Autoregressive decoding has no parameters of its own: it uses the sidebar's settings.")
+    return {}
+
+
+method_page("ar", "Autoregressive decoding (the baseline)", INTRO, HOW, params)

@@ -1,0 +1,14 @@
+import streamlit as st
+
+from ui import arena
+
+st.title("Arena: every method, one prompt")
+st.markdown("""The same prompt and settings decoded by every available method, one after the other in
+one process. **τ** counts tokens per target forward (bonus included), **speedup** divides AR's measured
+wall time by each method's, and the badge checks that the output equals AR's token for token
+(guaranteed under greedy decoding in float32).""")
+runs = arena.traces()
+if runs:
+    arena.show(runs)
+else:
+    st.warning("No recorded arena traces in assets/traces/arena: run `make traces`, or switch to live.")

@@ -1,0 +1,46 @@
+import streamlit as st
+
+from paradec.plots.kpis import cost_figure
+from paradec.plots.style import MEASURED
+from ui import sources
+from ui.style import chart, header
+
+st.title("paradec: parallel decoding, step by step")
+left, right = st.columns([3, 2])
+with left:
+    st.markdown("""
+**Why one token at a time wastes the hardware.** To write each token, a language model runs a
+forward pass that reads *every* weight from memory, then does very little arithmetic with them.
+The chip waits on memory, not on maths: a pass over 5 or 10 tokens takes about as long as a pass
+over one (the chart, timed on real runs). Plain decoding still spends one full pass per token.
+
+**Parallel decoding** makes each pass of the big model (the *target*, **p**) commit several tokens,
+and stays exact: the text is the one the target alone would write (greedy), or has exactly its
+distribution (sampling). Two families:
+
+1. **Draft, then verify.** Something cheap guesses the next tokens: a small draft model **q**
+   (speculative sampling), text copied from the prompt (prompt lookup), or extra heads on the
+   target (Medusa, EAGLE: coming). The target checks every guess in ONE pass and keeps the
+   longest run it agrees with, plus one token of its own.
+2. **Guess and iterate.** The model fills a whole window of future positions at once and
+   refines it until it stops changing (Jacobi decoding, Lookahead: coming).
+
+One number to watch: **τ, tokens per target forward**, the bonus token included (AR = 1.00).
+""")
+with right:
+    header("Cost of a forward pass", MEASURED)
+    runs = [sources.load(p) for m in ("ar", "sps", "pld") for p in sources.recorded(m).values()]
+    if runs:
+        chart(cost_figure(runs), "home.cost")
+        st.caption("Every verify pass of the recorded traces on this repo's CPU. A CPU's memory is slow "
+                   "compared with its arithmetic too, though less so than a GPU's.")
+
+st.subheader("Explore")
+c = st.columns(4)
+c[0].page_link("pages/ar.py", label="Autoregressive: the baseline", icon=":material/looks_one:")
+c[1].page_link("pages/sps.py", label="Speculative sampling: draft model + exact rejection sampling", icon=":material/call_split:")
+c[2].page_link("pages/pld.py", label="Prompt lookup: drafts copied from the prompt", icon=":material/content_copy:")
+c[3].page_link("pages/arena.py", label="Arena: every method, one prompt, raced", icon=":material/sports_score:")
+st.caption("Each page replays a real recorded run instantly; switch the sidebar to **live** to decode your own "
+           "prompt with the bundled SmolLM2-135M-Instruct. Panels say whether their numbers are MEASURED "
+           "(timed in the run), FROM RUN (derived from the trace) or MODEL (an analytic formula).")

@@ -1,0 +1,27 @@
+import streamlit as st
+
+from ui.page import method_page
+
+INTRO = """**Prompt lookup decoding** drafts with no model at all: it finds the last few generated
+tokens (an n-gram) earlier in the prompt or output and proposes what followed them there. It
+shines when the answer copies the prompt (editing, extraction, code changes) and costs
+nothing when it finds no match."""
+
+HOW = """1. Take the last *n* committed tokens (longest n-gram first, `ngram_max` down to `ngram_min`).
+2. Find their latest earlier occurrence; propose the next *k* tokens after it as a chain.
+3. The target verifies the chain in one forward pass. The proposal is deterministic, so its
+   q is one-hot: greedy keeps a token when it is the target's argmax, sampling keeps it with
+   probability p(token).
+4. The first mismatch ends the step; the target's own token follows (resampled or bonus)."""
+
+
+def params() -> dict:
+    c = st.columns(3)
+    return {
+        "k": c[0].slider("k (tokens copied at most)", 1, 16, 8, key="pld.k"),
+        "ngram_max": c[1].slider("longest n-gram", 1, 5, 3, key="pld.ngram_max"),
+        "ngram_min": c[2].slider("shortest n-gram", 1, 5, 1, key="pld.ngram_min"),
+    }
+
+
+method_page("pld", "Prompt lookup decoding", INTRO, HOW, params)

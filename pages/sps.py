@@ -1,0 +1,46 @@
+import streamlit as st
+
+from paradec.trace import Trace
+from ui.page import method_page
+from ui.presets import DEFAULT_DRAFT
+
+INTRO = f"""A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
+forward pass, keeps the longest prefix it agrees with (under sampling: each with probability
+min(1, p/q), resampling from the residual at the first rejection) and adds one token of its own.
+Leviathan et al. 2023; Chen et al. 2023.
+
+:orange-badge[Untrained draft] There is no trained draft model yet: `{DEFAULT_DRAFT}` is the target's
+own first layers with its LM head, never trained to predict from there, so **acceptance is low** and
+there is no speedup. Every mechanism shown is still real."""
+
+HOW = """1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).
+2. **Verify**: the target runs ONE forward pass over the pending token and the *k* drafts. The
+   attention mask lets each draft token see the context and the drafts before it, so the pass gives
+   p at every position at once.
+3. **Accept**: walk the chain. Keep token *i* if u < min(1, p/q) (greedy: if it is p's argmax).
+   At the first rejection, draw from norm(max(0, p − q)) instead and stop.
+4. **Bonus**: if all *k* pass, the target's distribution after the last draft gives one more token
+   for free. So one target forward commits between 1 and *k* + 1 tokens: that count is **τ**."""
+
+
+def params() -> dict:
+    c = st.columns(3)
+    return {
+        "k": c[0].slider("k (draft length)", 1, 16, 4, key="sps.k"),
+        "draft_length": c[1].selectbox("draft length schedule", ["fixed", "heuristic", "confidence"], key="sps.schedule"),
+        "threshold": c[2].slider("confidence threshold", 0.0, 1.0, 0.4, 0.05, key="sps.threshold"),
+    }
+
+
+def draft() -> str:
+    return st.text_input("Draft model: self:N (first N target layers), a hub id or a local folder",
+                         DEFAULT_DRAFT, key="sps.draft").strip() or DEFAULT_DRAFT
+
+
+def analytic_k(trace: Trace) -> int | None:
+    """The i.i.d. formula needs a fixed draft length."""
+    p = trace.params or {}
+    return p.get("k") if p.get("draft_length", "fixed") == "fixed" else None
+
+
+method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k)

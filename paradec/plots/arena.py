@@ -1,0 +1,75 @@
+"""The arena: several traces of the same prompt and settings, raced on their measured step
+times, with τ, speedup against AR and acceptance-length histograms."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..trace import Trace
+from .style import layout
+
+PALETTE = ["#6b6b6b", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+
+
+def finish_times(trace: Trace) -> list[float]:
+    """Cumulative measured ms at the end of each step (draft + verify)."""
+    out, t = [], 0.0
+    for s in trace.steps:
+        t += s.draft_ms + s.verify_ms
+        out.append(t)
+    return out
+
+
+def tokens_at(trace: Trace, ends: list[float], t: float) -> int:
+    return sum(len(s.tokens) for s, e in zip(trace.steps, ends) if e <= t)
+
+
+def race_figure(traces: dict[str, Trace], frames: int = 40, height: int = 300) -> go.Figure:
+    """A bar per method growing with the tokens it had committed at each moment of the run."""
+    names = list(traces)
+    ends = {m: finish_times(tr) for m, tr in traces.items()}
+    t_max = max((e[-1] for e in ends.values() if e), default=1.0)
+    ticks = [t_max * j / frames for j in range(frames + 1)]
+    colors = [PALETTE[k % len(PALETTE)] for k in range(len(names))]
+
+    def bar(t: float) -> go.Bar:
+        xs = [tokens_at(traces[m], ends[m], t) for m in names]
+        return go.Bar(x=xs, y=names, orientation="h", marker_color=colors, text=xs, textposition="outside")
+
+    fig = go.Figure(bar(ticks[-1]), frames=[go.Frame(data=[bar(t)], name=f"{t:.0f}") for t in ticks])
+    top = max(tr.new_tokens for tr in traces.values())
+    fig.update_xaxes(range=[0, top * 1.15], title="tokens committed")
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.25, showactive=False, buttons=[
+            dict(label="▶ Race", method="animate",
+                 args=[None, dict(frame=dict(duration=100, redraw=True), fromcurrent=False, transition=dict(duration=0))]),
+            dict(label="⏸", method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))]),
+        ])],
+        sliders=[dict(x=0.15, y=-0.18, len=0.85, currentvalue=dict(prefix="ms since start: "), steps=[
+            dict(label=f.name, method="animate", args=[[f.name], dict(mode="immediate", frame=dict(duration=0))])
+            for f in fig.frames
+        ])],
+    )
+    fig.update_layout(margin=dict(b=90))
+    return layout(fig, "race on measured step times", height)
+
+
+def bars_figure(values: dict[str, float], title: str, fmt: str = "{:.2f}", height: int = 240) -> go.Figure:
+    names = list(values)
+    fig = go.Figure(go.Bar(
+        x=names, y=[values[m] for m in names], text=[fmt.format(values[m]) for m in names], textposition="outside",
+        marker_color=[PALETTE[k % len(PALETTE)] for k in range(len(names))],
+    ))
+    fig.update_yaxes(range=[0, max(values.values(), default=1) * 1.25])
+    return layout(fig, title, height)
+
+
+def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
+    """How many tokens each step committed (acceptance length, bonus included)."""
+    fig = go.Figure([
+        go.Histogram(x=[len(s.tokens) for s in tr.steps], name=m, marker_color=PALETTE[k % len(PALETTE)])
+        for k, (m, tr) in enumerate(traces.items())
+    ])
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title="tokens per step (bonus included)", dtick=1)
+    fig.update_yaxes(title="steps")
+    return layout(fig, "acceptance length", height)

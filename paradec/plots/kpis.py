@@ -1,0 +1,85 @@
+"""Step KPIs: tokens per step with the running τ, acceptance per draft position, and the
+measured draft and verify time of every step."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..trace import Trace
+from .style import COLORS, layout
+
+
+def running_tau(trace: Trace, upto: int) -> float:
+    """τ over steps 0..upto: tokens committed / target forwards, bonus included."""
+    steps = trace.steps[: upto + 1]
+    return sum(len(s.tokens) for s in steps) / max(1, sum(s.target_forwards for s in steps))
+
+
+def per_position(trace: Trace) -> list[tuple[int, int, int]]:
+    """(depth, steps that drafted that depth, steps whose accepted path reached it)."""
+    drafted: dict[int, int] = {}
+    reached: dict[int, int] = {}
+    for s in trace.steps:
+        for d in {n.depth for n in s.nodes}:
+            drafted[d] = drafted.get(d, 0) + 1
+        for d in range(1, len(s.accepted) + 1):
+            reached[d] = reached.get(d, 0) + 1
+    return [(d, drafted[d], reached.get(d, 0)) for d in sorted(drafted)]
+
+
+def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
+    x = list(range(1, len(trace.steps) + 1))
+    acc = [len(s.accepted) for s in trace.steps]
+    last = [len(s.tokens) - len(s.accepted) for s in trace.steps]
+    fig = go.Figure([
+        go.Bar(x=x, y=acc, name="accepted drafts", marker_color=COLORS["accepted"]),
+        go.Bar(x=x, y=last, name="target's token", marker_color=COLORS["bonus"]),
+        go.Scatter(x=x, y=[running_tau(trace, i) for i in range(len(x))], name="running τ", mode="lines",
+                   line=dict(color="black")),
+    ])
+    fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="step")
+    return layout(fig, "tokens per step (= per target forward)", height)
+
+
+def position_figure(trace: Trace, height: int = 240) -> go.Figure:
+    rows = per_position(trace)
+    fig = go.Figure(go.Bar(
+        x=[d for d, _, _ in rows], y=[r / n for _, n, r in rows], marker_color=COLORS["accepted"],
+        text=[f"{r}/{n}" for _, n, r in rows], textposition="outside",
+    ))
+    fig.update_xaxes(title="draft position (depth)", dtick=1)
+    fig.update_yaxes(range=[0, 1.15], title="accepted share")
+    return layout(fig, "acceptance per draft position", height)
+
+
+def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
+    x = list(range(1, len(trace.steps) + 1))
+    fig = go.Figure([
+        go.Bar(x=x, y=[s.draft_ms for s in trace.steps], name="draft ms", marker_color=COLORS["resampled"]),
+        go.Bar(x=x, y=[s.verify_ms for s in trace.steps], name="verify ms", marker_color=COLORS["bonus"]),
+    ])
+    fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="step")
+    fig.update_yaxes(title="ms")
+    return layout(fig, "draft vs verify time", height)
+
+
+def expected_tau(alpha: float, k: int) -> float:
+    """Leviathan et al.: expected tokens per target forward for a k-token chain when each
+    draft token is accepted independently with probability alpha."""
+    if alpha >= 1.0:
+        return k + 1.0
+    return (1 - alpha ** (k + 1)) / (1 - alpha)
+
+
+def cost_figure(traces: list[Trace], height: int = 260) -> go.Figure:
+    """Measured verify time against the tokens in the pass (the first step, the prompt's
+    prefill, is left out): on memory-bound hardware more tokens per pass cost little extra."""
+    pts = [(s.verified, s.verify_ms) for t in traces for s in t.steps[1:]]
+    fig = go.Figure(go.Box(x=[v for v, _ in pts], y=[ms for _, ms in pts], marker_color=COLORS["bonus"],
+                           boxpoints="all", jitter=0.3, name="verify passes"))
+    fig.update_xaxes(title="tokens in one target forward", dtick=1)
+    fig.update_yaxes(title="ms", rangemode="tozero")
+    return layout(fig, "verify time vs tokens per pass", height)

@@ -1,0 +1,95 @@
+"""The draft tree of one step: the pending token as root, each drafted node, and the token
+the target added (bonus or resampled) hung where the accepted path ends."""
+from __future__ import annotations
+
+import networkx as nx
+import plotly.graph_objects as go
+
+from ..trace import Trace
+from .style import COLORS, ORIGIN_LABELS, layout
+from .tokens import fmt, label
+
+ROOT, FINAL = "root", "final"
+
+
+def pending_token(trace: Trace, i: int) -> int:
+    """The last committed token before step i: the verify pass feeds it first."""
+    if i == 0:
+        return trace.prompt_ids[-1]
+    return trace.steps[i - 1].tokens[-1]
+
+
+def graph(trace: Trace, i: int) -> nx.DiGraph:
+    step = trace.steps[i]
+    g = nx.DiGraph()
+    g.add_node(ROOT, token=pending_token(trace, i), kind="pending")
+    for j, n in enumerate(step.nodes):
+        g.add_node(j, token=n.token, kind=n.status, node=n)
+        g.add_edge(ROOT if n.parent < 0 else n.parent, j)
+    if step.tokens and step.origins[-1] != "accepted":  # a clipped step may end on a draft
+        g.add_node(FINAL, token=step.tokens[-1], kind=step.origins[-1])
+        g.add_edge(step.accepted[-1] if step.accepted else ROOT, FINAL)
+    return g
+
+
+def positions(g: nx.DiGraph) -> dict:
+    """A tidy tree: depth on x, leaves stacked on y in draft order, parents centred on their children."""
+    pos, leaf = {}, 0
+    for v in nx.dfs_postorder_nodes(g, ROOT, sort_neighbors=_draft_order):
+        kids = list(g.successors(v))
+        if kids:
+            y = sum(pos[k][1] for k in kids) / len(kids)
+        else:
+            y, leaf = -leaf, leaf + 1
+        pos[v] = (nx.shortest_path_length(g, ROOT, v), y)
+    return pos
+
+
+def _draft_order(nodes):
+    return sorted(nodes, key=lambda v: (v == FINAL, v if isinstance(v, int) else -1))
+
+
+def _hover(trace: Trace, g: nx.DiGraph, v) -> str:
+    d = g.nodes[v]
+    head = f"{label(trace.text_of(d['token']))!s}  (id {d['token']})"
+    if v == ROOT:
+        return head + "<br>pending token: the last one committed, fed first"
+    if v == FINAL:
+        return head + f"<br>{ORIGIN_LABELS[d['kind']]}: drawn by the target in the same pass"
+    n = d["node"]
+    lines = [head, f"node {v}, depth {n.depth}: {n.status}", f"p={fmt(n.p)}  q={fmt(n.q)}"]
+    if n.accept_prob is not None:
+        lines.append(f"min(1,p/q)={fmt(n.accept_prob)}  u={fmt(n.u)}")
+    return "<br>".join(lines)
+
+
+def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> go.Figure:
+    step = trace.steps[i]
+    g = graph(trace, i)
+    pos = positions(g)
+    on_path = {ROOT, FINAL, *step.accepted}
+    fig = go.Figure()
+    for a, b in g.edges:
+        hot = a in on_path and b in on_path
+        fig.add_trace(go.Scatter(
+            x=[pos[a][0], pos[b][0]], y=[pos[a][1], pos[b][1]], mode="lines", hoverinfo="skip", showlegend=False,
+            line=dict(color=COLORS["accepted"] if hot else "#bbbbbb", width=5 if hot else 2,
+                      dash="dot" if b == FINAL else "solid"),
+        ))
+    verts = list(g.nodes)
+    fig.add_trace(go.Scatter(
+        x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
+        text=[label(trace.text_of(g.nodes[v]["token"])) for v in verts], textposition="top center",
+        hovertext=[_hover(trace, g, v) for v in verts], hoverinfo="text", showlegend=False,
+        customdata=[v if isinstance(v, int) else -1 for v in verts],
+        marker=dict(
+            size=[28 if v == selected else 20 for v in verts],
+            symbol=["diamond" if v == FINAL else "square" if v == ROOT else "circle" for v in verts],
+            color=[COLORS[g.nodes[v]["kind"]] for v in verts],
+            line=dict(color=["black" if v == selected else "white" for v in verts], width=3),
+        ),
+    ))
+    ys = [y for _, y in pos.values()]
+    fig.update_xaxes(title="depth (0 = pending token)", dtick=1, zeroline=False, showgrid=False)
+    fig.update_yaxes(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9])
+    return layout(fig, height=height)

@@ -1,0 +1,74 @@
+"""The arena: every available method on the same prompt and settings, side by side."""
+from __future__ import annotations
+
+import streamlit as st
+
+from paradec.plots import arena as plots
+from paradec.plots.style import FROM_RUN, MEASURED
+from paradec.plots.tokens import stream_html
+from paradec.trace import Trace
+
+from . import live, sources
+from .presets import DEFAULT_DRAFT
+from .sidebar import current
+from .style import chart, header
+
+METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None}  # method -> draft model it needs
+
+
+def traces() -> dict[str, Trace]:
+    """The live set when one was run on the sidebar's settings, else the recorded set."""
+    s = current()
+    if s.live:
+        try:
+            keys = {m: live.key(s, m, {}, d) for m, d in METHODS.items()}
+            got = live.cached(("set", *sorted(keys.items())))
+            if got is None and st.button("Run every method live on these settings", type="primary"):
+                bar = st.progress(0.0, text="decoding…")
+                got = live.run_set(keys, lambda f: bar.progress(f, text=f"decoding… {f:.0%}"))
+                bar.empty()
+            if got is not None:
+                return got
+            st.info("Live mode: press the button to race the methods on the sidebar settings. Meanwhile, the recorded race:")
+        except live.errors() as e:
+            st.error(str(e))
+    return sources.arena()
+
+
+def badge(trace: Trace, ar: Trace | None) -> str:
+    if ar is None:
+        return ""
+    if trace.token_ids == ar.token_ids:
+        return ":green-badge[identical to AR]"
+    if trace.sampling.get("temperature", 0) > 0:
+        return ":orange-badge[differs from AR: sampling, same distribution]"
+    return ":red-badge[differs from AR]"
+
+
+def show(runs: dict[str, Trace]) -> None:
+    ar = runs.get("ar")
+    t = next(iter(runs.values()))
+    st.caption(f"Prompt: “{t.prompt[:100]}” · {t.model} · temperature {t.sampling.get('temperature')} · "
+               f"{t.device}/{t.dtype} · all runs in one process, one after the other")
+    cols = st.columns(len(runs))
+    for col, (m, tr) in zip(cols, runs.items()):
+        with col:
+            st.markdown(f"**{m}** {badge(tr, ar)}")
+            st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
+    header("Race replay in sync", MEASURED)
+    chart(plots.race_figure(runs), "arena.race")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        header("Tokens per target forward (τ)", FROM_RUN)
+        chart(plots.bars_figure({m: tr.tau for m, tr in runs.items()}, "τ (AR = 1.00)"), "arena.tau")
+    with c2:
+        header("Speedup against AR", MEASURED)
+        if ar is not None:
+            speed = {m: ar.wall_s / tr.wall_s for m, tr in runs.items() if tr.wall_s}
+            chart(plots.bars_figure(speed, "AR wall time / method wall time", "{:.2f}×"), "arena.speed")
+    with c3:
+        header("Acceptance length", FROM_RUN)
+        chart(plots.length_histogram(runs), "arena.hist")
+    st.caption("Speedup compares wall times measured in the same process on this machine; on a CPU a "
+               "verify pass over many tokens costs more than on a GPU, and the untrained self-draft "
+               "of sps is slow and rarely right, so values below 1× are real results, not bugs.")

@@ -1,0 +1,129 @@
+"""Live runs. The only UI module that reaches torch, and only inside its functions, so a page
+that replays recorded traces never imports it.
+
+Models are cached once per process and shared read-only between sessions (each run keeps its
+own KV cache). Every value that changes a result is part of the cache key."""
+from __future__ import annotations
+
+import json
+import threading
+from typing import NamedTuple
+
+import streamlit as st
+
+from paradec.trace import Trace
+
+from .sidebar import Settings
+
+MAX_RESULTS = 32  # live traces kept per process
+
+
+@st.cache_resource(max_entries=3, show_spinner="Loading the model…")
+def _target(spec: str, device: str, dtype: str):
+    from paradec import models
+
+    return models.load(spec, device, dtype)
+
+
+@st.cache_resource(max_entries=3, show_spinner="Preparing the draft model…")
+def _draft(spec: str, target_spec: str, device: str, dtype: str):
+    from paradec import models
+
+    return models.load_draft(spec, _target(target_spec, device, dtype))
+
+
+@st.cache_resource
+def _results() -> tuple[dict, threading.Lock]:
+    return {}, threading.Lock()
+
+
+def _device() -> tuple[str, str]:
+    from paradec import models
+
+    device = models.pick_device(None)
+    return device, models.pick_dtype(device, None)
+
+
+class Key(NamedTuple):
+    """Every input that changes a live result."""
+
+    model: str
+    device: str
+    dtype: str
+    draft: str | None
+    method: str
+    params: str  # JSON, sorted keys
+    prompt: str
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+
+
+def key(s: Settings, method: str, params: dict, draft: str | None) -> Key:
+    device, dtype = _device()
+    return Key(s.model, device, dtype, draft, method, json.dumps(params, sort_keys=True), s.prompt,
+               s.max_new_tokens, s.temperature, s.top_p, s.seed)
+
+
+def cached(k) -> Trace | None:
+    store, lock = _results()
+    with lock:
+        return store.get(k)
+
+
+def _keep(k, value) -> None:
+    store, lock = _results()
+    with lock:
+        if len(store) >= MAX_RESULTS:
+            store.pop(next(iter(store)))
+        store[k] = value
+
+
+def run(k: Key, progress=None) -> Trace:
+    """Run (or fetch) the trace for key k; progress(fraction) is called after every step.
+    Raises paradec's InputError / ModelError with one-line messages."""
+    hit = cached(k)
+    if hit is None:
+        hit = _decode(k, progress)
+        _keep(k, hit)
+    return hit
+
+
+def run_set(keys: dict[str, Key], progress=None) -> dict[str, Trace]:
+    """Several methods decoded back to back in this process, after a warm-up, so that their
+    wall times compare (speedup = AR wall time / method wall time). Cached as one set."""
+    set_key = ("set", *sorted(keys.items()))
+    hit = cached(set_key)
+    if hit is None:
+        first = next(iter(keys.values()))
+        _decode(first._replace(draft=None, method="ar", params="{}", max_new_tokens=4))  # warm-up: first passes are slow
+        hit = {}
+        for j, (name, k) in enumerate(keys.items()):
+            hit[name] = _decode(k, progress and (lambda f, j=j: progress((j + f) / len(keys))))
+        _keep(set_key, hit)
+    return hit
+
+
+def _decode(k: Key, progress=None) -> Trace:
+    from paradec import run as runner
+
+    target = _target(k.model, k.device, k.dtype)
+    draft_model = _draft(k.draft, k.model, k.device, k.dtype) if k.draft else None
+    done = [0]
+
+    def on_step(step):
+        done[0] += len(step.tokens)
+        if progress:
+            progress(min(1.0, done[0] / k.max_new_tokens))
+
+    return runner.run(target, k.method, k.prompt, json.loads(k.params), k.max_new_tokens, k.temperature, k.top_p, 0,
+                      k.seed, draft_model, on_step=on_step)
+
+
+def errors() -> tuple[type, ...]:
+    """The exceptions whose message is for the user (imported only when a live run happens)."""
+    from paradec.methods import InputError
+    from paradec.models import ModelError
+
+    return InputError, ModelError

@@ -1,0 +1,114 @@
+"""A method page: explanation, the method's parameters, the trace source, the replay and sharing.
+A new method adds a page file that calls method_page with its own text and widgets."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from paradec.trace import Trace, TraceError
+
+from . import live, sources
+from .replay import replay
+from .share import share
+from .sidebar import current
+
+
+def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
+                draft: Callable[[], str | None] = lambda: None, analytic_k: Callable[[Trace], int | None] = lambda t: None):
+    st.title(title)
+    st.markdown(intro)
+    row = st.columns([1.3, 1.5, 1, 3.2], vertical_alignment="center")
+    with row[0].popover("How it works", icon=":material/school:"):
+        st.markdown(how)
+    with row[1].popover("Parameters", icon=":material/tune:"):
+        values = params()
+        draft_spec = draft()
+    with row[2].popover("Import", icon=":material/upload_file:"):
+        import_box(method)
+    trace = _source(method, values, draft_spec, row[3])
+    if trace is None:
+        return
+    st.caption(_describe(trace))
+    ns = method
+    every = _interval(ns)
+    st.fragment(lambda: _body(trace, ns, analytic_k(trace)), run_every=every)()
+
+
+def _interval(ns: str):
+    from .player import interval
+
+    return interval(ns)
+
+
+def _body(trace: Trace, ns: str, k: int | None) -> None:
+    figs = replay(trace, ns, k)
+    share(trace, figs, ns)
+
+
+def _describe(t: Trace) -> str:
+    temp = t.sampling.get("temperature", 0)
+    mode = "greedy" if temp <= 0 else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}"
+    draft = f" · draft: {t.draft_model}" if t.draft_model else ""
+    return (f"Trace: {t.method} {t.params or ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
+            f"{len(t.steps)} target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
+
+
+def _source(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:
+    """The trace to replay: an imported file, a live run, or a recorded file (in that order)."""
+    imported = sources.imported(method)
+    if imported is not None:
+        if not where.button("Showing your imported trace: drop it", key=f"{method}.drop", icon=":material/close:"):
+            return imported
+        sources.drop_imported(method)
+    if current().live:
+        trace = _live(method, params, draft_spec, where)
+        if trace is not None:
+            return trace
+    return _recorded(method, where)
+
+
+def _recorded(method: str, where) -> Trace | None:
+    files = sources.recorded(method)
+    if not files:
+        st.warning(f"No recorded trace for {method!r} in assets/traces: run `make traces`, or switch to live.")
+        return None
+    names = list(files)
+    wanted = st.query_params.get("trace")
+    pick = where.radio("Recorded trace", names, index=names.index(wanted) if wanted in names else 0,
+                    horizontal=True, key=f"{method}.recorded")
+    st.query_params["trace"] = pick
+    return sources.load(files[pick])
+
+
+def _live(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:
+    s = current()
+    try:
+        key = live.key(s, method, params, draft_spec)
+        trace = live.cached(key)
+        if trace is None and where.button("Run live on these settings", type="primary", key=f"{method}.run",
+                                          icon=":material/play_circle:"):
+            bar = st.progress(0.0, text="decoding…")
+            trace = live.run(key, lambda f: bar.progress(f, text=f"decoding… {f:.0%}"))
+            bar.empty()
+    except live.errors() as e:
+        st.error(str(e))
+        return None
+    if trace is None:
+        st.info("Live mode: press **Run live** to decode with the sidebar and parameter settings. "
+                "Until then, the recorded trace:")
+    return trace
+
+
+def import_box(method: str) -> None:
+    up = st.file_uploader("Import a trace (JSON)", type=["json"], key=f"{method}.upload")
+    if up is None:
+        return
+    try:
+        trace = sources.import_trace(up.getvalue())
+    except TraceError as e:
+        st.error(f"Not imported: {e}")
+        return
+    sources.keep_imported(trace)
+    if trace.method != method:
+        st.warning(f"This is a {trace.method!r} trace: open the {trace.method} page to replay it.")

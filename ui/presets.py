@@ -1,0 +1,20 @@
+"""Prompt presets for the sidebar; the recorded traces use the same prompts."""
+from __future__ import annotations
+
+PRESETS = {
+    "Explain (free text)": "Explain in three sentences why the sky is blue.",
+    "Haiku (creative)": "Write a haiku about the sea at night.",
+    "Fix the spelling (copies the prompt)": (
+        "Fix the spelling in this text and write it out again: The quick brwn fox jumpd over the lazy dog. "
+        "Then the dog woke up and chasd the fox acros the green feild."
+    ),
+    "Code edit (copies the prompt)": (
+        "Rename the variable x to total in this Python code and show the result:\n"
+        "def add(items):\n    x = 0\n    for item in items:\n        x = x + item\n    return x"
+    ),
+}
+CUSTOM = "Custom prompt…"
+
+# Until a trained draft model ships, sps drafts with the target's own first layers plus its
+# LM head: untrained as a draft, so its acceptance is low. The recorded traces use this.
+DEFAULT_DRAFT = "self:24"

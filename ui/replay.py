@@ -1,0 +1,122 @@
+"""The replay every method page shows: player, token stream, draft tree, attention mask,
+rejection-sampling microscope and step KPIs, all drawn from one recorded or live trace."""
+from __future__ import annotations
+
+import streamlit as st
+
+from paradec.plots import kpis, microscope
+from paradec.plots.mask import mask_figure
+from paradec.plots.style import FROM_RUN, MEASURED, MODEL
+from paradec.plots.tokens import label, stream_html
+from paradec.plots.tree import tree_figure
+from paradec.trace import Trace
+
+from . import narrate, player
+from .style import chart, header
+
+SIM_DRAWS = 1000
+
+
+def replay(trace: Trace, ns: str, analytic_k: int | None = None) -> dict:
+    """Draw the replay at the player's step; returns the figures shown (for export)."""
+    i = player.controls(ns, len(trace.steps))
+    st.markdown(narrate.step_story(trace, i))
+    header("Token stream", FROM_RUN)
+    show_rejected = st.session_state.get(f"{ns}.rejected", True)
+    st.html(stream_html(trace, i, show_rejected))
+    st.checkbox("show rejected drafts (struck through)", value=True, key=f"{ns}.rejected")
+    sel = _pick_node(trace, i, ns)
+    figs = {"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)}
+    left, right = st.columns(2)
+    with left:
+        header("Draft tree (accepted path in bold)", FROM_RUN)
+        chart(figs["tree"], f"{ns}.tree")
+    with right:
+        header("Attention mask of the verify pass (draft block)", FROM_RUN)
+        chart(figs["mask"], f"{ns}.mask")
+        st.caption("Green: may attend. Each node sees the context and its own ancestors only, "
+                   "so all drafted tokens are checked in one forward pass.")
+    figs.update(_microscope(trace, i, sel, ns))
+    figs.update(_kpis(trace, i, ns, analytic_k))
+    return figs
+
+
+def _pick_node(trace: Trace, i: int, ns: str) -> int | None:
+    nodes = trace.steps[i].nodes
+    if not nodes:
+        return None
+    first_bad = next((j for j, n in enumerate(nodes) if n.status == "rejected"), None)
+    default = first_bad if first_bad is not None else max(trace.steps[i].accepted, default=0)
+    names = [f"{j}: {label(trace.text_of(n.token))} ({n.status})" for j, n in enumerate(nodes)]
+    return st.selectbox("Selected draft node (highlighted in the tree, the mask and the microscope)",
+                        range(len(nodes)), index=default, format_func=names.__getitem__, key=f"{ns}.node.{i}")
+
+
+def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
+    step = trace.steps[i]
+    greedy = trace.sampling.get("temperature", 0) <= 0
+    header("Rejection-sampling microscope" if not greedy else "Acceptance microscope (greedy)", FROM_RUN)
+    node = step.nodes[sel] if sel is not None else None
+    if node is None or node.p is None:
+        if node is not None:
+            st.markdown(narrate.node_story(trace, node, greedy))
+        st.caption("The target's distribution where this step's last token was drawn:")
+        fig = microscope.residual_figure(trace, step.last_p_top)
+        fig.update_layout(title=f"target top-k; drawn: {label(trace.text_of(step.tokens[-1]))}")
+        chart(fig, f"{ns}.last")
+        return {"target": fig}
+    st.markdown(narrate.node_story(trace, node, greedy))
+    figs = {"p_vs_q": microscope.pq_figure(trace, node)}
+    cols = st.columns([2, 1.2, 2] if not greedy else [1])
+    with cols[0]:
+        chart(figs["p_vs_q"], f"{ns}.pq")
+    if greedy:
+        return figs
+    figs["accept_test"] = microscope.accept_figure(node)
+    with cols[1]:
+        chart(figs["accept_test"], f"{ns}.acc")
+    last_rejected = node.status == "rejected" and not any(n.status == "rejected" for n in step.nodes[sel + 1:])
+    with cols[2]:
+        if last_rejected and step.residual_top:
+            figs["residual"] = microscope.residual_figure(trace, step.residual_top)
+            chart(figs["residual"], f"{ns}.res")
+        else:
+            st.caption("The residual appears when the selected token is rejected.")
+    figs.update(_simulate(trace, i, sel, node, ns))
+    return figs
+
+
+def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
+    flag = f"{ns}.sim.{i}.{sel}"
+    if st.button(f"Sample this step {SIM_DRAWS:,} times", key=f"{ns}.simbtn.{i}.{sel}"):
+        st.session_state[flag] = True
+    if not st.session_state.get(flag):
+        return {}
+    header(f"{SIM_DRAWS:,} draws of the accept / resample rule", FROM_RUN)
+    seed = trace.sampling.get("seed", 0) * 100_003 + i * 101 + sel
+    fig = microscope.histogram_figure(trace, node, SIM_DRAWS, seed)
+    chart(fig, f"{ns}.sim")
+    st.caption("Real numpy draws (seeded) of: x ~ q; keep x with probability min(1, p/q); else draw from "
+               "norm(max(0, p − q)). It uses the trace's top-k of p and q: tokens in both lists keep their "
+               "probabilities, the rest is pooled in one 'other' bucket. The purple bars land on p, not on q.")
+    return {"simulation": fig}
+
+
+def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
+    step = trace.steps[i]
+    header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []))
+    c = st.columns(5 if analytic_k else 4)
+    c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
+    c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}", help="tokens per target forward so far, bonus included (AR = 1.00)")
+    c[2].metric("acceptance (run)", f"{trace.acceptance_rate:.0%}", help="accepted draft tokens / drafted tokens")
+    c[3].metric("draft / verify ms", f"{step.draft_ms:.0f} / {step.verify_ms:.0f}", help="MEASURED in this run")
+    if analytic_k:
+        alpha = trace.acceptance_rate
+        c[4].metric("τ if i.i.d. (MODEL)", f"{kpis.expected_tau(alpha, analytic_k):.2f}",
+                    help=f"(1 − α^(k+1)) / (1 − α) with α = {alpha:.2f}, k = {analytic_k}: Leviathan et al.")
+    figs = {"tokens": kpis.tokens_figure(trace, i), "positions": kpis.position_figure(trace),
+            "time": kpis.time_figure(trace, i)}
+    for col, (name, fig) in zip(st.columns(3), figs.items()):
+        with col:
+            chart(fig, f"{ns}.{name}")
+    return figs

@@ -1,0 +1,29 @@
+"""Sharing a moment: the trace as JSON, the figures as HTML (PNG: each chart's camera button),
+and a link that opens this page at this step."""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from paradec.trace import Trace
+
+
+def figures_html(figs: dict, title: str) -> str:
+    """One self-contained HTML file (plotly.js inlined once, so it opens offline)."""
+    parts = [f"<h2>{name}</h2>" + fig.to_html(full_html=False, include_plotlyjs=(k == 0))
+             for k, (name, fig) in enumerate(figs.items())]
+    return f"<html><head><meta charset='utf-8'><title>{title}</title></head><body>{''.join(parts)}</body></html>"
+
+
+def share(trace: Trace, figs: dict, ns: str) -> None:
+    with st.expander("Share: export this trace, these figures, a link to this step"):
+        c1, c2 = st.columns(2)
+        c1.download_button("Trace (JSON)", trace.to_json, f"paradec-{trace.method}.json", "application/json",
+                           key=f"{ns}.dl_json", on_click="ignore")
+        step = st.query_params.get("step", "1")
+        c2.download_button("Figures of this step (HTML)", lambda: figures_html(figs, f"paradec {trace.method} step {step}"),
+                           f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html", on_click="ignore")
+        st.caption("PNG: the camera icon at the top right of each chart saves it.")
+        if st.context.url:
+            st.code(f"{st.context.url}?{urlencode(dict(st.query_params))}", language=None)

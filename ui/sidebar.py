@@ -1,0 +1,48 @@
+"""The shared sidebar: model, prompt, sampling settings and the trace source.
+app.py draws it on every run; pages read the result with current()."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from .presets import CUSTOM, PRESETS
+
+KEY = "_settings"
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str  # 'embedded', a hub id or a local folder
+    prompt: str
+    temperature: float
+    top_p: float
+    max_new_tokens: int
+    seed: int
+    live: bool  # False: replay recorded traces; True: run the model on these settings
+
+
+def render() -> Settings:
+    with st.sidebar:
+        live = st.radio("Trace source", ["recorded", "live"], horizontal=True, key="sb.source",
+                        help="recorded: replay a real run saved in assets/traces (instant). "
+                             "live: run the model on the settings below.") == "live"
+        preset = st.selectbox("Prompt", [*PRESETS, CUSTOM], key="sb.preset")
+        if preset == CUSTOM:
+            prompt = st.text_area("Your prompt", "Tell me a short story about a robot.", key="sb.prompt", height=90)
+        else:
+            prompt = PRESETS[preset]
+            st.caption(prompt if len(prompt) < 160 else prompt[:157] + "…")
+        temperature = st.slider("Temperature (0 = greedy)", 0.0, 1.5, 0.0, 0.05, key="sb.temperature")
+        top_p = st.slider("Top-p", 0.05, 1.0, 1.0, 0.05, key="sb.top_p")
+        max_new = st.slider("Max new tokens", 8, 256, 48, 8, key="sb.max_new")
+        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="sb.seed")
+        model = st.text_input("Target model", "embedded", key="sb.model",
+                              help="'embedded' = the bundled SmolLM2-135M-Instruct; or a Hugging Face id / local folder")
+    settings = Settings(model.strip() or "embedded", prompt, float(temperature), float(top_p), int(max_new), int(seed), live)
+    st.session_state[KEY] = settings
+    return settings
+
+
+def current() -> Settings:
+    return st.session_state[KEY]

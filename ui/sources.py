@@ -1,0 +1,70 @@
+"""Where a page's trace comes from: recorded files in assets/traces, an imported file, or a
+live run (ui.live). Recorded traces are parsed once per process and only read afterwards."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from paradec import tree
+from paradec.trace import ORIGINS, Trace, TraceError
+
+TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
+ARENA_DIR = TRACE_DIR / "arena"
+IMPORTED = "imported"  # session-state key: method -> Trace imported by this browser session
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _load(path: str, mtime: float) -> Trace:  # mtime in the key: a re-recorded file is re-read
+    return Trace.load(path)
+
+
+def load(path: Path) -> Trace:
+    return _load(str(path), path.stat().st_mtime)
+
+
+def recorded(method: str) -> dict[str, Path]:
+    """Recorded traces of one method: label (file name after 'method-') -> path."""
+    files = sorted(TRACE_DIR.glob(f"{method}-*.json"))
+    return {f.stem[len(method) + 1 :]: f for f in files}
+
+
+def arena() -> dict[str, Trace]:
+    """The recorded arena set: every method on one prompt, AR first."""
+    files = sorted(ARENA_DIR.glob("*.json"), key=lambda f: (f.stem != "ar", f.stem))
+    return {f.stem: load(f) for f in files}
+
+
+def import_trace(data: bytes) -> Trace:
+    """Parse an uploaded file; a TraceError's message is shown to the user as is."""
+    trace = Trace.from_json(data)
+    if not trace.steps:
+        raise TraceError("this trace has no steps to replay")
+    for s in trace.steps:
+        check_step(s)
+    return trace
+
+
+def check_step(s) -> None:
+    """What the panels rely on, checked up front so a hand-edited file fails with a message."""
+    where = f"step {s.index}"
+    try:
+        tree.depths([n.parent for n in s.nodes])
+    except ValueError as e:
+        raise TraceError(f"{where}: {e}") from None
+    if not s.tokens or len(s.tokens) != len(s.origins) or not set(s.origins) <= set(ORIGINS):
+        raise TraceError(f"{where}: tokens and origins do not match")
+    if any(not 0 <= a < len(s.nodes) for a in s.accepted):
+        raise TraceError(f"{where}: an accepted node index is out of range")
+
+
+def imported(method: str) -> Trace | None:
+    return st.session_state.get(IMPORTED, {}).get(method)
+
+
+def keep_imported(trace: Trace) -> None:
+    st.session_state.setdefault(IMPORTED, {})[trace.method] = trace
+
+
+def drop_imported(method: str) -> None:
+    st.session_state.get(IMPORTED, {}).pop(method, None)

@@ -1,0 +1,30 @@
+"""Panel headers with their honesty label, and the plotly config every chart shares."""
+from __future__ import annotations
+
+import streamlit as st
+
+from paradec.plots.style import FROM_RUN, MEASURED, MODEL
+
+BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
+MEANING = {
+    MEASURED: "timed in this run",
+    FROM_RUN: "derived from the recorded trace",
+    MODEL: "analytic formula, not measured",
+}
+# The camera button of each chart saves a PNG (no server-side renderer needed).
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+def header(title: str, *labels: str) -> None:
+    badges = " ".join(f":{BADGE[x]}-badge[{x}]" for x in labels)
+    st.markdown(f"##### {title} {badges}", help="; ".join(f"{x}: {MEANING[x]}" for x in labels))
+
+
+def chart(fig, key: str) -> None:
+    st.plotly_chart(fig, config=CHART_CONFIG, key=key)
+
+
+def compact() -> None:
+    """Less empty space above the title, so the player fits a 1280x720 projector."""
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem;padding-bottom:2rem}"
+            "h1{padding-top:0.2rem!important}</style>")
