@@ -48,14 +48,14 @@ def decode(
         step = Step(
             index=index, context_len=len(ctx), nodes=out.nodes, accepted=out.path, tokens=tokens, origins=origins,
             last_p_top=out.last_p_top, residual_top=out.residual_top, draft_forwards=draft.forwards,
-            verified=len(uncached) + len(draft.tokens), draft_ms=(t1 - t0) * 1e3, verify_ms=(t2 - t1) * 1e3,
+            verified=len(uncached) + len(draft.tokens) + len(draft.window), draft_ms=(t1 - t0) * 1e3, verify_ms=(t2 - t1) * 1e3,
             extras=draft.extras,
         )
         ctx += tokens
         produced += len(tokens)
         index += 1
         uncached = [out.last]  # the bonus token's KV is computed by the next verify pass
-        drafter.commit(ctx, draft, out.path)
+        drafter.commit(ctx, draft, out.path, logits)
         yield step
         if tokens[-1] in eos_ids:
             return

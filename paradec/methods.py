@@ -5,10 +5,14 @@ from __future__ import annotations
 import inspect
 
 from .drafters.base import Drafter
+from .drafters.jacobi import Jacobi
+from .drafters.lookahead import Lookahead
 from .drafters.pld import PromptLookup
 from .drafters.sps import SpeculativeSampling
 
-METHODS: dict[str, type[Drafter]] = {"ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup}
+METHODS: dict[str, type[Drafter]] = {
+    "ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup, "jacobi": Jacobi, "lookahead": Lookahead,
+}
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
 
 

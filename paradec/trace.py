@@ -58,8 +58,8 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: dict) -> "Step":
-        d = dict(d)
-        d["nodes"] = [_build(Node, n) for n in d.get("nodes", [])]
+        d = dict(_object(cls, d))
+        d["nodes"] = [_build(Node, n) for n in _list("nodes", d.get("nodes", []))]
         return _build(cls, d)
 
 
@@ -146,7 +146,7 @@ class Trace:
             raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
         d = dict(d)
         try:
-            d["steps"] = [Step.from_dict(s) for s in d.get("steps", [])]
+            d["steps"] = [Step.from_dict(s) for s in _list("steps", d.get("steps", []))]
             trace = _build(cls, d)
         except (TypeError, AttributeError, KeyError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
@@ -160,6 +160,8 @@ class Trace:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise TraceError(f"not a JSON trace file: {e}") from None
+        except RecursionError:  # json recurses once per nesting level: "[[[[..." exhausts the stack
+            raise TraceError("not a JSON trace file: nested too deeply") from None
         return cls.from_dict(data)
 
     def save(self, path) -> None:
@@ -179,9 +181,41 @@ class Trace:
 
 
 def _build(cls, d: dict):
-    """Construct a dataclass from a dict, rejecting unknown or missing fields."""
+    """Construct a dataclass from a dict, rejecting unknown or missing fields and values of
+    the wrong JSON type (a trace comes from a file: a bad one must fail here, not in a page)."""
     names = {f.name for f in fields(cls)}
-    unknown = set(d) - names
+    unknown = set(_object(cls, d)) - names
     if unknown:
         raise TypeError(f"unknown field(s) {sorted(unknown)} in {cls.__name__}")
+    for f in fields(cls):
+        if f.name in d and not _has_type(d[f.name], f.type):
+            raise TypeError(f"field {f.name!r} of {cls.__name__} should be {f.type}, got {type(d[f.name]).__name__}")
     return cls(**d)
+
+
+def _object(cls, d) -> dict:
+    if not isinstance(d, dict):
+        raise TypeError(f"a {cls.__name__} should be a JSON object, got {type(d).__name__}")
+    return d
+
+
+def _list(name: str, value) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"field {name!r} should be a list, got {type(value).__name__}")
+    return value
+
+
+# The annotations' names (they are strings here: `from __future__ import annotations`).
+_TYPES = {"int": int, "float": (int, float), "bool": bool, "str": str, "dict": dict, "list": list, "None": type(None)}
+
+
+def _has_type(value, annotation: str) -> bool:
+    """Whether value fits an annotation such as "int", "float | None" or "list[int]";
+    list items are checked too when their type is a plain one."""
+    for option in annotation.split("|"):
+        outer, _, inner = option.strip().partition("[")
+        if isinstance(value, _TYPES[outer]):
+            item = _TYPES.get(inner.rstrip("]"), object)
+            if not isinstance(value, list) or all(isinstance(v, item) for v in value):
+                return True
+    return False

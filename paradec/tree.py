@@ -44,16 +44,20 @@ def is_path(parents: list[int], path: list[int]) -> bool:
     return all(parents[n] == (path[k - 1] if k else -1) for k, n in enumerate(path))
 
 
-def mask_rows(parents: list[int]) -> list[list[bool]]:
-    """The draft block of the tree attention mask: row i (the pending token is row 0,
-    node j is row j+1) may attend to column k. Every row also sees the whole context."""
-    n = len(parents) + 1
+def mask_rows(parents: list[int], window_sees: list[list[int]] = ()) -> list[list[bool]]:
+    """The draft block of the attention mask: row i may attend to column k. Row 0 is the
+    pending token, row j+1 node j, then the window tokens (Lookahead), each seeing the
+    block indices it lists. Every row also sees the whole committed context."""
+    n = len(parents) + 1 + len(window_sees)
     rows = [[False] * n for _ in range(n)]
     rows[0][0] = True
     for i in range(len(parents)):
         rows[i + 1][0] = True
         for a in ancestors(parents, i):
             rows[i + 1][a + 1] = True
+    for w, sees in enumerate(window_sees):
+        for k in sees:
+            rows[len(parents) + 1 + w][k] = True
     return rows
 
 

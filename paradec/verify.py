@@ -15,31 +15,34 @@ from .sampling import Sampler, one_hot, residual, top_list
 from .trace import Node
 
 
-def tree_attention_mask(parents: list[int], cached: int, uncached: int, dtype: torch.dtype) -> torch.Tensor:
-    """Float mask (1, 1, U+N, C+U+N): 0 where a query may attend, the dtype's minimum elsewhere.
-    Context tokens attend causally; a node attends to all context and its own ancestors."""
-    n, u = len(parents), uncached
+def tree_attention_mask(
+    parents: list[int], cached: int, uncached: int, dtype: torch.dtype, window_sees: list[list[int]] = ()
+) -> torch.Tensor:
+    """Float mask (1, 1, U+N+W, C+U+N+W): 0 where a query may attend, the dtype's minimum elsewhere.
+    Context tokens attend causally; a node attends to all context and its own ancestors;
+    a window token to all context and the block tokens it lists."""
+    n, u = len(parents) + len(window_sees), uncached
     allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
-    block = torch.tensor(tree.mask_rows(parents), dtype=torch.bool)  # (N+1, N+1), row 0 = pending
+    block = torch.tensor(tree.mask_rows(parents, window_sees), dtype=torch.bool)  # row 0 = pending
     allowed[u - 1 :, cached + u - 1 :] = block
     mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
     return mask[None, None]
 
 
 def target_forward(model, cache, uncached: list[int], draft: Draft) -> torch.Tensor:
-    """Run the target over uncached context tokens + draft nodes in ONE pass -> logits (N+1, V).
+    """Run the target over uncached context + draft nodes + window in ONE pass -> logits (1+N+W, V).
 
-    Row 0 is the distribution after the pending token; row i+1 the one after node i.
-    Position ids are cache length + depth, so siblings share a position."""
+    Row 0 is the distribution after the pending token; row i+1 the one after node i; then
+    the window's rows. Position ids are cache length + depth, so siblings share a position."""
     cached = cache.get_seq_length()
     device = model.device
-    ids = torch.tensor([uncached + draft.tokens], device=device)
-    offsets = list(range(len(uncached))) + [len(uncached) - 1 + d for d in tree.depths(draft.parents)]
-    pos = torch.tensor([offsets], device=device) + cached
+    ids = torch.tensor([uncached + draft.tokens + draft.window], device=device)
+    offsets = [len(uncached) - 1 + d for d in tree.depths(draft.parents) + draft.window_pos]
+    pos = torch.tensor([list(range(len(uncached))) + offsets], device=device) + cached
     mask = None  # a chain's tree mask is the causal mask: let the model build it (faster)
-    if not tree.is_chain(draft.parents):
-        mask = tree_attention_mask(draft.parents, cached, len(uncached), model.dtype).to(device)
-    keep = len(draft.tokens) + 1  # only the pending token's and the nodes' logits are needed
+    if draft.window or not tree.is_chain(draft.parents):
+        mask = tree_attention_mask(draft.parents, cached, len(uncached), model.dtype, draft.window_sees).to(device)
+    keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
     out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
     return out.logits[0].float()
 

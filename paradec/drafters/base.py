@@ -21,6 +21,13 @@ class Draft:
     # q[i]: the draft distribution node i's token was drawn from (shape (vocab,)),
     # or None when the proposal was deterministic (prompt lookup): then q is one-hot.
     q: list[torch.Tensor | None] = field(default_factory=list)
+    # Lookahead-style window: tokens fed in the same target pass but never accepted; the
+    # drafter reads their logits back in commit(). window_pos: position offsets from the
+    # pending token; window_sees[i]: block indices window token i attends to besides the
+    # context (0 = pending token, 1..N = nodes, N+1.. = window tokens, itself included).
+    window: list[int] = field(default_factory=list)
+    window_pos: list[int] = field(default_factory=list)
+    window_sees: list[list[int]] = field(default_factory=list)
     forwards: int = 0  # draft-model forward passes spent on this proposal
     extras: dict = field(default_factory=dict)  # JSON-ready, copied into the step record
 
@@ -40,6 +47,7 @@ class Drafter:
         """ctx = every committed token, the pending one (ctx[-1]) included."""
         return Draft()
 
-    def commit(self, ctx: list[int], draft: Draft, accepted: list[int]) -> None:
-        """Feedback after a step: ctx now holds the newly committed tokens too;
-        accepted lists the node indices of the accepted path."""
+    def commit(self, ctx: list[int], draft: Draft, accepted: list[int], logits: torch.Tensor) -> None:
+        """Feedback after a step: ctx now holds the newly committed tokens too; accepted lists
+        the node indices of the accepted path; logits (1+N+W, V) are the verify pass's rows
+        for the pending token, the nodes and the window, in that order."""
