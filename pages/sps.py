@@ -10,8 +10,8 @@ min(1, p/q), resampling from the residual at the first rejection) and adds one t
 Leviathan et al. 2023; Chen et al. 2023.
 
 :orange-badge[Untrained draft] There is no trained draft model yet: `{DEFAULT_DRAFT}` is the target's
-own first layers with its LM head, never trained to predict from there, so **acceptance is low** and
-there is no speedup. Every mechanism shown is still real."""
+own first layers (of 30) with its LM head, never trained to predict from there. So **acceptance is
+low**, and this draft is nearly as costly as the target: **no speedup**. Every mechanism shown is real."""
 
 HOW = """1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).
 2. **Verify**: the target runs ONE forward pass over the pending token and the *k* drafts. The

@@ -1,7 +1,7 @@
 """Record the traces the app replays (assets/traces): one or more per method page, plus the
 arena set (every method on one prompt, in this one process, after a warm-up).
 
-    python scripts/record_traces.py [--draft self:24] [--max-new-tokens 64] [--out assets/traces]
+    python scripts/record_traces.py [--draft self:28] [--max-new-tokens 64] [--out assets/traces]
 
 Uses the embedded SmolLM2-135M-Instruct on the CPU in float32; takes a few minutes."""
 from __future__ import annotations

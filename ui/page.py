@@ -8,7 +8,7 @@ import streamlit as st
 
 from paradec.trace import Trace, TraceError
 
-from . import live, sources
+from . import live, player, sources
 from .replay import replay
 from .share import share
 from .sidebar import current
@@ -30,15 +30,8 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     if trace is None:
         return
     st.caption(_describe(trace))
-    ns = method
-    every = _interval(ns)
-    st.fragment(lambda: _body(trace, ns, analytic_k(trace)), run_every=every)()
-
-
-def _interval(ns: str):
-    from .player import interval
-
-    return interval(ns)
+    # Only the replay reruns while playing: a fragment with a timer, set when the page runs.
+    st.fragment(lambda: _body(trace, method, analytic_k(trace)), run_every=player.interval(method))()
 
 
 def _body(trace: Trace, ns: str, k: int | None) -> None:

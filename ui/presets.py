@@ -17,4 +17,4 @@ CUSTOM = "Custom prompt…"
 
 # Until a trained draft model ships, sps drafts with the target's own first layers plus its
 # LM head: untrained as a draft, so its acceptance is low. The recorded traces use this.
-DEFAULT_DRAFT = "self:24"
+DEFAULT_DRAFT = "self:28"

@@ -30,10 +30,10 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None) -> dict:
     left, right = st.columns(2)
     with left:
         header("Draft tree (accepted path in bold)", FROM_RUN)
-        chart(figs["tree"], f"{ns}.tree")
+        chart(figs["tree"], f"{ns}.fig.tree")
     with right:
         header("Attention mask of the verify pass (draft block)", FROM_RUN)
-        chart(figs["mask"], f"{ns}.mask")
+        chart(figs["mask"], f"{ns}.fig.mask")
         st.caption("Green: may attend. Each node sees the context and its own ancestors only, "
                    "so all drafted tokens are checked in one forward pass.")
     figs.update(_microscope(trace, i, sel, ns))
@@ -63,23 +63,23 @@ def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
         st.caption("The target's distribution where this step's last token was drawn:")
         fig = microscope.residual_figure(trace, step.last_p_top)
         fig.update_layout(title=f"target top-k; drawn: {label(trace.text_of(step.tokens[-1]))}")
-        chart(fig, f"{ns}.last")
+        chart(fig, f"{ns}.fig.last")
         return {"target": fig}
     st.markdown(narrate.node_story(trace, node, greedy))
     figs = {"p_vs_q": microscope.pq_figure(trace, node)}
     cols = st.columns([2, 1.2, 2] if not greedy else [1])
     with cols[0]:
-        chart(figs["p_vs_q"], f"{ns}.pq")
+        chart(figs["p_vs_q"], f"{ns}.fig.pq")
     if greedy:
         return figs
     figs["accept_test"] = microscope.accept_figure(node)
     with cols[1]:
-        chart(figs["accept_test"], f"{ns}.acc")
+        chart(figs["accept_test"], f"{ns}.fig.acc")
     last_rejected = node.status == "rejected" and not any(n.status == "rejected" for n in step.nodes[sel + 1:])
     with cols[2]:
         if last_rejected and step.residual_top:
             figs["residual"] = microscope.residual_figure(trace, step.residual_top)
-            chart(figs["residual"], f"{ns}.res")
+            chart(figs["residual"], f"{ns}.fig.res")
         else:
             st.caption("The residual appears when the selected token is rejected.")
     figs.update(_simulate(trace, i, sel, node, ns))
@@ -95,7 +95,7 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
     header(f"{SIM_DRAWS:,} draws of the accept / resample rule", FROM_RUN)
     seed = trace.sampling.get("seed", 0) * 100_003 + i * 101 + sel
     fig = microscope.histogram_figure(trace, node, SIM_DRAWS, seed)
-    chart(fig, f"{ns}.sim")
+    chart(fig, f"{ns}.fig.sim")
     st.caption("Real numpy draws (seeded) of: x ~ q; keep x with probability min(1, p/q); else draw from "
                "norm(max(0, p − q)). It uses the trace's top-k of p and q: tokens in both lists keep their "
                "probabilities, the rest is pooled in one 'other' bucket. The purple bars land on p, not on q.")
@@ -118,5 +118,5 @@ def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
             "time": kpis.time_figure(trace, i)}
     for col, (name, fig) in zip(st.columns(3), figs.items()):
         with col:
-            chart(fig, f"{ns}.{name}")
+            chart(fig, f"{ns}.fig.{name}")
     return figs

@@ -50,7 +50,7 @@ def position_figure(trace: Trace, height: int = 240) -> go.Figure:
     ))
     fig.update_xaxes(title="draft position (depth)", dtick=1)
     fig.update_yaxes(range=[0, 1.15], title="accepted share")
-    return layout(fig, "acceptance per draft position", height)
+    return layout(fig, "acceptance per draft position" if rows else "acceptance: nothing was drafted", height)
 
 
 def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:

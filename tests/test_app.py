@@ -1,0 +1,129 @@
+"""Every page with streamlit's AppTest: recorded traces render, the controls are there and work,
+the URL keeps the step, bad imports are refused, and a live run on a tiny model works."""
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from paradec.trace import TraceError
+from ui import sources
+
+APP = "../app.py"
+METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py"]
+
+
+def open_page(page: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    at.run()
+    if page != "pages/home.py":
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def labels(at: AppTest) -> list[str]:
+    return [b.label for b in at.button]
+
+
+@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", *METHOD_PAGES])
+def test_page_renders_from_recorded_traces(page):
+    at = open_page(page)
+    assert not at.error and not at.warning and at.title
+
+
+@pytest.mark.parametrize("page", METHOD_PAGES)
+def test_method_page_has_the_replay_controls(page):
+    at = open_page(page)
+    assert {"First", "Back", "Play", "Next", "Last"} <= set(labels(at))
+    assert at.slider(key=f"{page[6:-3]}.step").value == 1
+    assert len(at.get("plotly_chart")) >= 5  # tree, mask, microscope, three KPI charts
+
+
+def test_the_step_follows_the_url_and_the_buttons():
+    at = open_page("pages/sps.py", step="3")
+    assert at.slider(key="sps.step").value == 3
+    at.button(key="sps.next").click().run()
+    assert at.slider(key="sps.step").value == 4 and at.query_params["step"] == "4"
+    at.button(key="sps.last").click().run()
+    assert at.slider(key="sps.step").value == at.slider(key="sps.step").max
+    at.button(key="sps.play").click().run()  # at the end, play restarts from the first step
+    assert not at.exception and at.session_state["sps.playing"] and at.slider(key="sps.step").value <= 2
+    assert "Pause" in labels(at)
+
+
+def test_sampled_trace_shows_the_microscope_and_samples_it():
+    at = open_page("pages/sps.py", trace="sampled")
+    sim = [b for b in at.button if b.label.startswith("Sample this step")]
+    assert sim, "the sampled trace's first step tests a draft token"
+    sim[0].click().run()
+    assert not at.exception
+    assert any("draws of the accept / resample rule" in m.value for m in at.markdown)
+
+
+def test_arena_compares_every_method_with_ar():
+    at = open_page("pages/arena.py")
+    text = " ".join(m.value for m in at.markdown)
+    assert "identical to AR" in text and "Speedup against AR" in text
+
+
+def test_import_refuses_what_is_not_a_trace():
+    for bad, msg in [(b"not json", "not a JSON trace"), (b"[1, 2]", "not a paradec trace"), (b'{"schema": 1}', "malformed")]:
+        with pytest.raises(TraceError, match=msg):
+            sources.import_trace(bad)
+    good = json.loads(next(iter(sources.recorded("sps").values())).read_text())
+    good["steps"][0]["nodes"][0]["parent"] = 5
+    with pytest.raises(TraceError, match="step 0"):
+        sources.import_trace(json.dumps(good).encode())
+
+
+def test_imported_trace_is_replayed_and_can_be_dropped():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    trace = sources.load(next(iter(sources.recorded("pld").values())))
+    at.session_state[sources.IMPORTED] = {"pld": trace}
+    at.switch_page("pages/pld.py").run()
+    assert not at.exception and at.button(key="pld.drop")
+    at.button(key="pld.drop").click().run()
+    assert not at.exception and sources.IMPORTED not in at.session_state or not at.session_state[sources.IMPORTED]
+
+
+def live_app(**sidebar) -> AppTest:
+    """The app in live mode. Sidebar values go in through session state: AppTest drops the
+    sidebar's elements after a rerun under st.navigation, so they cannot be set as widgets."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["sb.source"] = "live"
+    for name, value in sidebar.items():
+        at.session_state[f"sb.{name}"] = value
+    return at.run()
+
+
+def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page():
+    at = live_app(model="/nonexistent/model/dir")
+    at.switch_page("pages/ar.py").run()
+    at.button(key="ar.run").click().run()
+    assert not at.exception
+    assert any("cannot load model" in e.value for e in at.error)
+    assert "Play" in labels(at)  # the recorded trace is still replayed
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    from transformers import AutoTokenizer
+
+    from paradec import models
+
+    out = tmp_path_factory.mktemp("tiny")
+    tok = AutoTokenizer.from_pretrained(models.embedded_path())
+    models.tiny_model(vocab_size=len(tok)).save_pretrained(out)
+    tok.save_pretrained(out)
+    return str(out)
+
+
+@pytest.mark.slow
+def test_live_run_on_a_tiny_model(tiny_model_dir):
+    at = live_app(model=tiny_model_dir, max_new=16)
+    at.switch_page("pages/pld.py").run()
+    at.button(key="pld.run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
+    assert "Play" in labels(at)
