@@ -13,31 +13,31 @@ from collections import defaultdict
 
 from . import methods
 from .cli import load_models
+from .data import SPLITS, first_turn, read_jsonl, split_of
 from .trace import Trace
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
 
-def load_prompts(path: str, limit: int = 0, categories: str = "") -> list[dict]:
+def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all") -> list[dict]:
     """Prompt rows: {'id', 'category', 'prompt'}; Spec-Bench rows use their first turn."""
     keep = {c for c in categories.split(",") if c}
-    rows = []
+    if split not in SPLITS:
+        raise methods.InputError(f"unknown split {split!r} (choose from {', '.join(SPLITS)})")
     try:
-        with open(path, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                d = json.loads(line)
-                prompt = d.get("prompt") or (d.get("turns") or [None])[0]
-                if not isinstance(prompt, str) or not prompt.strip():
-                    raise methods.InputError(f"{path}:{n}: no 'prompt' or 'turns'")
-                row = {"id": d.get("id", d.get("question_id", n)), "category": d.get("category", "all"), "prompt": prompt}
-                if not keep or row["category"] in keep:
-                    rows.append(row)
+        data = read_jsonl(path)
     except (OSError, UnicodeDecodeError) as e:
         raise methods.InputError(f"cannot read prompts {path}: {getattr(e, 'strerror', None) or e}") from None
     except json.JSONDecodeError as e:
         raise methods.InputError(f"{path}: not JSONL ({e})") from None
+    rows = []
+    for n, d in enumerate(data, 1):
+        prompt = first_turn(d) if isinstance(d, dict) else None
+        if prompt is None:
+            raise methods.InputError(f"{path}: row {n} has no 'prompt' or 'turns'")
+        row = {"id": d.get("id", d.get("question_id", n)), "category": d.get("category", "all"), "prompt": prompt}
+        if (not keep or row["category"] in keep) and split in ("all", split_of(d)):
+            rows.append(row)
     rows = rows[:limit] if limit > 0 else rows
     if not rows:
         raise methods.InputError(f"{path}: no prompts to run")
@@ -49,7 +49,7 @@ def bench_command(args) -> int:
     for name in names:
         methods.check_method(name)
     peers = _peer_names(args)
-    rows = load_prompts(args.prompts, args.limit, args.categories)
+    rows = load_prompts(args.prompts, args.limit, args.categories, args.split)
     if any(methods.needs_draft_model(m) for m in names) and not args.draft:
         raise methods.InputError("sps needs a draft model (--draft ID_OR_PATH or self:N)")
     target, draft = load_models(args)

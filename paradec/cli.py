@@ -46,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--prompts", required=True, help="JSONL: prompt (or Spec-Bench turns), optional id, category")
     b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     b.add_argument("--categories", default="", help="comma-separated categories to keep")
+    b.add_argument("--split", default="all", help="all, train or heldout (Spec-Bench prompts kept out of training)")
     b.add_argument("--repeats", type=int, default=1)
     b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
     _sampling_args(b)
@@ -53,9 +54,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # the CLI owns this process: keep its output clean
+    hub_logging.set_verbosity_error()  # offline, a hub id logs two lines per download retry
     try:
         args = parser().parse_args(argv)
         if args.command == "run":
@@ -102,7 +105,7 @@ def _run(args) -> int:
 
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
-    validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k)
+    validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     if methods.needs_draft_model(args.method) and not args.draft:
         raise methods.InputError(f"method {args.method!r} needs a draft model (--draft ID_OR_PATH)")
     target, draft = load_models(args)

@@ -1,0 +1,26 @@
+"""Prompt sets: Spec-Bench rows and the train / held-out split that keeps every prompt
+paradec benchmarks on out of the drafters' training data."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SPLITS = ("all", "train", "heldout")
+
+
+def split_of(row: dict) -> str:
+    """Every fourth Spec-Bench question (question_id % 4 == 1) is held out: about 120 prompts
+    spread over all 13 categories. Rows without a question_id are training prompts."""
+    qid = row.get("question_id")
+    return "heldout" if isinstance(qid, int) and qid % 4 == 1 else "train"
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def first_turn(row: dict) -> str | None:
+    """A row's prompt: its `prompt`, or the first of Spec-Bench's `turns`."""
+    prompt = row.get("prompt") or (row.get("turns") or [None])[0]
+    return prompt if isinstance(prompt, str) and prompt.strip() else None

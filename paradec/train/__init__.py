@@ -1,0 +1,1 @@
+"""Training paradec's own drafters for the embedded model by self-distillation."""

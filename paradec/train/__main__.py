@@ -1,0 +1,33 @@
+"""python -m paradec.train data: make the self-distillation data for the embedded model."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..models import cache_dir, load
+from .selfdistill import generate_shards, training_prompts
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m paradec.train")
+    sub = p.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("data", help="the target answers the training prompts; answers + hidden states cached")
+    d.add_argument("--out", default=str(cache_dir() / "distill"))
+    d.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
+    d.add_argument("--samples", type=int, default=2, help="answers per prompt: the first greedy, then sampled")
+    d.add_argument("--batch", type=int, default=8)
+    d.add_argument("--max-new-tokens", type=int, default=128)
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--model", default=None)
+    args = p.parse_args(argv)
+    prompts = training_prompts()
+    prompts = prompts[: args.limit] if args.limit else prompts
+    target = load(args.model)
+    out = generate_shards(target, prompts, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
+    print(f"{len(prompts)} prompts x {args.samples} answers in {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

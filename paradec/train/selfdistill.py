@@ -1,0 +1,92 @@
+"""Self-distillation data: the target answers training prompts, and its answers (token ids)
+and last hidden states are stored as shards in a cache folder (not in git).
+
+Generation is batched and seeded; finished shards are kept, so an interrupted run resumes
+where it stopped. Shards are safetensors: tokens (B, L) int32, mask (B, L) bool (which
+positions hold real tokens), answer (B, L) bool (which are the target's own answer),
+hidden (B, L, H) float16 (the target's final-norm hidden state at each position)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..data import first_turn, read_jsonl, split_of
+from ..models import Loaded, encode_prompt
+
+SPECBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "specbench_questions.jsonl"
+EXTRA_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "train_prompts.jsonl"
+
+
+def training_prompts(specbench: Path = SPECBENCH, extra: Path = EXTRA_PROMPTS) -> list[str]:
+    """Spec-Bench's training split plus the prompts the repo ships; never the held-out split."""
+    rows = [r for r in read_jsonl(specbench) if split_of(r) == "train"] if specbench.exists() else []
+    rows += read_jsonl(extra) if extra.exists() else []
+    return [p for p in map(first_turn, rows) if p]
+
+
+def generate_shards(target: Loaded, prompts: list[str], out: Path, samples: int = 2, batch: int = 8,
+                    max_new_tokens: int = 128, max_prompt_tokens: int = 384, seed: int = 0) -> Path:
+    """Answer every prompt `samples` times (the first greedy, the others sampled at T=0.8)."""
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(s, i) for s in range(samples) for i in range(0, len(prompts), batch)]
+    t0 = time.perf_counter()
+    for n, (s, i) in enumerate(jobs):
+        path = out / f"shard-s{s}-{i:05d}.safetensors"
+        if not path.exists():  # written atomically below: an existing shard is complete
+            enc = [encode_prompt(target.tokenizer, p)[-max_prompt_tokens:] for p in prompts[i : i + batch]]
+            tensors = _answer(target, enc, max_new_tokens, seed + 1000 * s + i if s else None)
+            tmp = path.with_suffix(".tmp")
+            save_file(tensors, str(tmp))
+            tmp.rename(path)
+        done = n + 1
+        eta = (time.perf_counter() - t0) / done * (len(jobs) - done)
+        print(f"\rself-distillation data: {done}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    (out / "manifest.json").write_text(json.dumps({"prompts": len(prompts), "samples": samples,
+                                                   "max_new_tokens": max_new_tokens, "seed": seed}))
+    return out
+
+
+@torch.inference_mode()
+def _answer(target: Loaded, prompts: list[list[int]], max_new_tokens: int, seed: int | None) -> dict:
+    """One batch: generate (left-padded), then one teacher-forced pass for the hidden states."""
+    model, pad = target.model, target.tokenizer.eos_token_id
+    width = max(map(len, prompts))
+    ids = torch.tensor([[pad] * (width - len(p)) + p for p in prompts])
+    attn = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts])
+    kw = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    if seed is not None:
+        torch.manual_seed(seed)  # this training process owns its generator; HF samples from it
+        kw = {"do_sample": True, "temperature": 0.8, "top_p": 0.95, "top_k": 0}
+    seqs = model.generate(ids, attention_mask=attn, max_new_tokens=max_new_tokens, pad_token_id=pad, **kw)
+    answer = torch.zeros_like(seqs, dtype=torch.bool)
+    answer[:, width:] = True
+    mask = torch.cat([attn.bool(), _until_eos(seqs[:, width:], target)], dim=1)
+    answer &= mask
+    pos = (torch.cumsum(mask.long(), dim=1) - 1).clamp(min=0)  # left padding must not shift positions
+    out = model(input_ids=seqs, attention_mask=mask.long(), position_ids=pos, output_hidden_states=True)
+    hidden = out.hidden_states[-1]
+    return {"tokens": seqs.int(), "mask": mask, "answer": answer, "hidden": hidden.half()}
+
+
+def _until_eos(new: torch.Tensor, target: Loaded) -> torch.Tensor:
+    """True up to and including each row's first end-of-sequence token."""
+    from ..models import eos_ids
+
+    eos = torch.zeros_like(new, dtype=torch.bool)
+    for e in eos_ids(target.tokenizer, target.model):
+        eos |= new == e
+    after = torch.cumsum(eos.int(), dim=1) - eos.int()  # eos tokens strictly before each position
+    return after == 0
+
+
+def load_shards(folder: Path) -> list[dict]:
+    shards = sorted(folder.glob("shard-*.safetensors"))
+    if not shards:
+        raise FileNotFoundError(f"no self-distillation data in {folder}: run `python -m paradec.train data` first")
+    return [load_file(str(s)) for s in shards]
