@@ -37,12 +37,26 @@ class Loaded:
 
 def pick_device(device: str | None = None) -> str:
     if device:
-        return device
+        return _usable(device)
     if torch.cuda.is_available():
         return "cuda"
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+def _usable(device: str) -> str:
+    """Refuse a device that this machine lacks before any weights are read (torch would
+    only fail when moving the model, with a traceback)."""
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ModelError(f"unknown device {device!r} (choose from cuda, mps, cpu)") from None
+    count = {"cpu": 1, "cuda": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+             "mps": int(torch.backends.mps.is_available())}.get(dev.type, 1)
+    if count == 0 or (dev.index or 0) >= count:
+        raise ModelError(f"device {device!r} is not available on this machine")
+    return device
 
 
 def pick_dtype(device: str, dtype: str | None = None) -> str:

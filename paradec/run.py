@@ -16,7 +16,7 @@ MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
 MAX_PROMPT_CHARS = 200_000
 
 
-def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, top_k: int) -> None:
+def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, top_k: int, seed: int = 0) -> None:
     if not prompt or not prompt.strip():
         raise methods.InputError("the prompt is empty")
     if len(prompt) > MAX_PROMPT_CHARS:
@@ -29,6 +29,8 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise methods.InputError(f"top-p must be in (0, 1], got {top_p}")
     if top_k < 0:
         raise methods.InputError(f"top-k must be 0 (off) or positive, got {top_k}")
+    if not -(2**63) <= seed < 2**64:  # what torch.Generator.manual_seed accepts
+        raise methods.InputError(f"seed must fit in 64 bits, got {seed}")
 
 
 def check_pair(target: Loaded, draft: Loaded) -> None:
@@ -52,7 +54,7 @@ def run(
     chat: bool = True,
     on_step: Callable[[Step], None] | None = None,
 ) -> Trace:
-    validate(prompt, max_new_tokens, temperature, top_p, top_k)
+    validate(prompt, max_new_tokens, temperature, top_p, top_k, seed)
     params = methods.parse_params(method, params or {})
     if draft is not None:
         check_pair(target, draft)

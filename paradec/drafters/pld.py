@@ -13,6 +13,8 @@ class PromptLookup(Drafter):
     def __init__(self, k: int = 8, ngram_max: int = 3, ngram_min: int = 1):
         if not 1 <= ngram_min <= ngram_max:
             raise ValueError("need 1 <= ngram_min <= ngram_max")
+        if k < 1:  # k = 0 or less would silently decode as plain AR
+            raise ValueError(f"k must be at least 1, got {k}")
         self.params = {"k": k, "ngram_max": ngram_max, "ngram_min": ngram_min}
 
     def propose(self, ctx, sampler, gen) -> Draft:
