@@ -11,8 +11,8 @@ with left:
     st.markdown("""
 **Why one token at a time wastes the hardware.** To write each token, a language model runs a
 forward pass that reads *every* weight from memory, then does very little arithmetic with them.
-The chip waits on memory, not on maths: a pass over 5 or 10 tokens takes about as long as a pass
-over one (the chart, timed on real runs). Plain decoding still spends one full pass per token.
+The chip waits on memory, not on maths: one pass over 8 tokens costs far less than 8 passes over
+one (the chart, timed on this model). Plain decoding still spends one full pass per token.
 
 **Parallel decoding** makes each pass of the big model (the *target*, **p**) commit several tokens,
 and stays exact: the text is the one the target alone would write (greedy), or has exactly its
@@ -29,11 +29,12 @@ One number to watch: **τ, tokens per target forward**, the bonus token included
 """)
 with right:
     header("Cost of a forward pass", MEASURED)
-    runs = [sources.load(p) for m in ("ar", "sps", "pld") for p in sources.recorded(m).values()]
-    if runs:
-        chart(cost_figure(runs), "home.cost")
-        st.caption("Every verify pass of the recorded traces on this repo's CPU. A CPU's memory is slow "
-                   "compared with its arithmetic too, though less so than a GPU's.")
+    cost = sources.forward_cost()
+    if cost:
+        chart(cost_figure(cost), "home.cost")
+        st.caption(f"Timed by `make traces` on a CPU, one thread, after {cost['context_tokens']} cached tokens. "
+                   "A GPU has far more arithmetic per byte of memory than a CPU, so there many more "
+                   "tokens per pass come almost free.")
 
 st.subheader("Explore")
 c = st.columns(4)

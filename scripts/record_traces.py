@@ -3,10 +3,13 @@ arena set (every method on one prompt, in this one process, after a warm-up).
 
     python scripts/record_traces.py [--draft self:28] [--max-new-tokens 64] [--out assets/traces]
 
-Uses the embedded SmolLM2-135M-Instruct on the CPU in float32; takes a few minutes."""
+Uses the embedded SmolLM2-135M-Instruct on the CPU in float32, on one thread; takes a few minutes.
+Also measures forward_cost.json: one target forward over 1..32 tokens (the home page's chart)."""
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -40,14 +43,51 @@ def record(target, draft, method, prompt, params, sampling, max_new):
     return t
 
 
+def forward_cost(target, sizes=(1, 2, 4, 8, 16, 32), repeats=7) -> dict:
+    """Median ms of one target forward over n tokens after the same cached context. Sizes are
+    interleaved, so load from other processes falls on all of them alike."""
+    import torch
+    from transformers import DynamicCache
+
+    from paradec.drafters.base import Draft
+    from paradec.verify import target_forward
+
+    ctx = target.tokenizer(EXPLAIN * 3)["input_ids"]
+    times = {n: [] for n in sizes}
+    with torch.inference_mode():
+        for _ in range(repeats):
+            for n in sizes:
+                cache = DynamicCache()
+                target_forward(target.model, cache, ctx, Draft())  # the context, cached
+                draft = Draft(tokens=(ctx * 4)[: n - 1], parents=list(range(-1, n - 2)))
+                t0 = time.perf_counter()
+                target_forward(target.model, cache, [ctx[-1]], draft)
+                times[n].append((time.perf_counter() - t0) * 1e3)
+    print("  forward ms by tokens:", {n: round(statistics.median(v)) for n, v in times.items()}, flush=True)
+    return {"model": target.name, "device": target.device, "dtype": target.dtype, "context_tokens": len(ctx),
+            "tokens": list(sizes), "median_ms": [statistics.median(times[n]) for n in sizes],
+            "all_ms": [times[n] for n in sizes]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model for sps (default: %(default)s)")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--out", type=Path, default=ROOT / "assets" / "traces")
+    ap.add_argument("--cost-only", action="store_true", help="only re-measure forward_cost.json")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads (default 1: on a shared 2-core machine, 2 threads that wait on each "
+                         "other make multi-token passes several times slower and the timings meaningless)")
     a = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(a.threads)
     t0 = time.perf_counter()
     target = models.load(None, "cpu", "float32")
+    print("cost of one forward:", flush=True)
+    (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(target)))
+    if a.cost_only:
+        return 0
     draft = models.load_draft(a.draft, target)
     (a.out / "arena").mkdir(parents=True, exist_ok=True)
     print("method pages:", flush=True)

@@ -129,4 +129,10 @@ def test_arena_race_counts_tokens_on_measured_time():
     assert len(fig.frames) == 6 and list(fig.frames[-1].data[0].x) == [6, 6]
     json.loads(arena.length_histogram({"ar": t}).to_json())
     json.loads(arena.bars_figure({"ar": 1.0, "sps": 2.0}, "τ").to_json())
-    json.loads(kpis.cost_figure([t]).to_json())
+
+
+def test_cost_figure_draws_every_repeat_and_the_median():
+    cost = {"model": "m", "device": "cpu", "tokens": [1, 8], "median_ms": [80.0, 130.0],
+            "all_ms": [[79.0, 80.0, 90.0], [120.0, 130.0, 140.0]]}
+    fig = kpis.cost_figure(cost)
+    assert len(fig.data) == 3 and list(fig.data[-1].y) == [80.0, 130.0]

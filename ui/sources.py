@@ -2,6 +2,7 @@
 live run (ui.live). Recorded traces are parsed once per process and only read afterwards."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -21,6 +22,17 @@ def _load(path: str, mtime: float) -> Trace:  # mtime in the key: a re-recorded 
 
 def load(path: Path) -> Trace:
     return _load(str(path), path.stat().st_mtime)
+
+
+@st.cache_resource(show_spinner=False)
+def _json(path: str, mtime: float) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def forward_cost() -> dict | None:
+    """Measured cost of one target forward by tokens per pass, or None if not recorded."""
+    path = TRACE_DIR / "forward_cost.json"
+    return _json(str(path), path.stat().st_mtime) if path.is_file() else None
 
 
 def recorded(method: str) -> dict[str, Path]:

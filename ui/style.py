@@ -26,5 +26,5 @@ def chart(fig, key: str) -> None:
 
 def compact() -> None:
     """Less empty space above the title, so the player fits a 1280x720 projector."""
-    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.2rem;padding-bottom:2rem}"
+    st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3.2rem;padding-bottom:2rem}"
             "h1{padding-top:0.2rem!important}</style>")

@@ -74,12 +74,16 @@ def expected_tau(alpha: float, k: int) -> float:
     return (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
-def cost_figure(traces: list[Trace], height: int = 260) -> go.Figure:
-    """Measured verify time against the tokens in the pass (the first step, the prompt's
-    prefill, is left out): on memory-bound hardware more tokens per pass cost little extra."""
-    pts = [(s.verified, s.verify_ms) for t in traces for s in t.steps[1:]]
-    fig = go.Figure(go.Box(x=[v for v, _ in pts], y=[ms for _, ms in pts], marker_color=COLORS["bonus"],
-                           boxpoints="all", jitter=0.3, name="verify passes"))
-    fig.update_xaxes(title="tokens in one target forward", dtick=1)
+def cost_figure(cost: dict, height: int = 260) -> go.Figure:
+    """Measured time of one target forward against the tokens it processes (forward_cost.json,
+    written by scripts/record_traces.py): every repeat as a dot, the median as a line."""
+    fig = go.Figure()
+    for n, runs in zip(cost["tokens"], cost["all_ms"]):
+        fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
+                                 marker=dict(color=COLORS["unreached"], size=6)))
+    fig.add_trace(go.Scatter(x=cost["tokens"], y=cost["median_ms"], mode="lines+markers+text", name="median",
+                             text=[f"{m:.0f}" for m in cost["median_ms"]], textposition="top left",
+                             line=dict(color=COLORS["bonus"], width=3)))
+    fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=cost["tokens"])
     fig.update_yaxes(title="ms", rangemode="tozero")
-    return layout(fig, "verify time vs tokens per pass", height)
+    return layout(fig, f"one forward of {cost['model']} ({cost['device']})", height)
