@@ -1,0 +1,52 @@
+"""Shared fixtures: tiny random models (milliseconds a pass), the embedded tokenizer and
+model (session-scoped: loaded once), and a tiny model saved as a local model folder.
+
+The tiny-model tests run torch on one thread (fixture `one_thread`): their tensors are
+so small that OpenMP's thread hand-offs dominate, and on a busy 2-core machine a second
+thread waiting for a descheduled core made them 20-50x slower."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """The embedded model's tokenizer (the first call converts the GGUF once, ~20 s, then caches)."""
+    from transformers import AutoTokenizer
+
+    from paradec.models import embedded_path
+
+    return AutoTokenizer.from_pretrained(embedded_path())
+
+
+@pytest.fixture(scope="session")
+def tiny_loaded(tokenizer):
+    """A tiny random Llama over the embedded tokenizer's vocabulary, as paradec.run expects it."""
+    from paradec.models import Loaded, tiny_model
+
+    return Loaded(tiny_model(vocab_size=len(tokenizer)), tokenizer, "tiny", "cpu", "float32")
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory, tiny_loaded):
+    """That tiny model saved as a local model folder (what --model DIR loads)."""
+    path = tmp_path_factory.mktemp("tiny-model")
+    tiny_loaded.model.save_pretrained(path)
+    tiny_loaded.tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def embedded():
+    from paradec.models import load
+
+    return load()

@@ -1,0 +1,285 @@
+"""Sampling: rejection sampling gives exactly the target's distribution.
+
+(a) paradec.verify.accept on synthetic p and q over a small vocabulary: one drafted node
+    drawn from q, a deterministic (one-hot) proposal, sibling nodes (accept walks them in
+    turn, moving to the residual after each rejection), a two-node chain (the joint of the
+    first two committed tokens), and top-k/top-p shaped distributions. The committed
+    tokens' empirical distribution is compared with the exact one by a chi-square
+    goodness-of-fit test.
+(b) End to end on tiny random models: the first two tokens of sps and pld against plain
+    autoregressive sampling, by a chi-square two-sample (homogeneity) test.
+
+Statistics: every test rejects at significance ALPHA = 1e-3, with bins whose expected
+count is below 5 merged. The generators use fixed seeds (0, or the run index), chosen
+before looking at any result and never tuned: the tests are deterministic, and for a
+random seed a correct implementation would fail each one with probability 1e-3.
+test_the_test_has_power shows the same test catching a classic bug (resampling from p
+instead of the residual) at these sample sizes.
+"""
+import math
+from collections import Counter
+
+import pytest
+import torch
+
+import paradec.verify
+from paradec.drafters.base import Draft, Drafter
+from paradec.drafters.pld import PromptLookup
+from paradec.drafters.sps import SpeculativeSampling
+from paradec.engine import decode
+from paradec.models import tiny_model
+from paradec.sampling import Sampler, residual
+from paradec.verify import accept
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+ALPHA = 1e-3
+MIN_EXPECTED = 5
+
+
+# ---------------------------------------------------------------- statistics, self-contained
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X >= x) for X ~ chi-square(df), df an integer: exact closed forms of the
+    regularized upper incomplete gamma Q(df/2, x/2) (Poisson sum for even df, erfc plus
+    a half-integer series for odd df)."""
+    y = x / 2
+    if df % 2 == 0:
+        term = total = math.exp(-y)
+        for i in range(1, df // 2):
+            term *= y / i
+            total += term
+        return min(1.0, total)
+    total = math.erfc(math.sqrt(y))
+    term = math.exp(-y) * math.sqrt(y) / math.gamma(1.5)
+    for j in range(1, (df - 1) // 2 + 1):
+        total += term
+        term *= y / (j + 0.5)
+    return min(1.0, total)
+
+
+def _merge_small(columns: list[list[float]], size) -> list[list[float]]:
+    """Merge the columns with the smallest expected counts until each reaches MIN_EXPECTED."""
+    out, acc = [], None
+    for col in sorted(columns, key=size):
+        acc = col if acc is None else [a + b for a, b in zip(acc, col)]
+        if size(acc) >= MIN_EXPECTED:
+            out.append(acc)
+            acc = None
+    if acc is not None:  # a small remainder joins the smallest full bin
+        if out:
+            out[0] = [a + b for a, b in zip(out[0], acc)]
+        else:
+            out.append(acc)
+    return out
+
+
+def gof_pvalue(counts: Counter, probs: dict) -> float:
+    """Chi-square goodness of fit of observed counts to exact category probabilities."""
+    n = sum(counts.values())
+    cats = set(counts) | set(probs)
+    bins = _merge_small([[counts.get(c, 0), n * probs.get(c, 0.0)] for c in cats], size=lambda col: col[1])
+    assert len(bins) >= 2, "too few samples for a test"
+    stat = sum((o - e) ** 2 / e for o, e in bins)
+    return chi2_sf(stat, len(bins) - 1)
+
+
+def two_sample_pvalue(a: Counter, b: Counter) -> float:
+    """Chi-square test that two samples of categories come from one distribution (2 x K table)."""
+    na, nb = sum(a.values()), sum(b.values())
+    n = na + nb
+    cats = set(a) | set(b)
+    bins = _merge_small([[a.get(c, 0), b.get(c, 0)] for c in cats], size=lambda col: min(na, nb) * sum(col) / n)
+    assert len(bins) >= 2, "too few samples for a test"
+    stat = 0.0
+    for oa, ob in bins:
+        ea, eb = na * (oa + ob) / n, nb * (oa + ob) / n
+        stat += (oa - ea) ** 2 / ea + (ob - eb) ** 2 / eb
+    return chi2_sf(stat, len(bins) - 1)
+
+
+@pytest.mark.parametrize(
+    "x, df, expected",  # textbook critical values
+    [(3.841, 1, 0.05), (5.991, 2, 0.05), (7.815, 3, 0.05), (18.307, 10, 0.05), (29.588, 10, 0.001),
+     (10.828, 1, 0.001), (16.266, 3, 0.001), (0.0, 4, 1.0), (124.342, 100, 0.05)],
+)
+def test_chi2_sf_matches_tables(x, df, expected):
+    assert chi2_sf(x, df) == pytest.approx(expected, abs=2e-4)
+
+
+def test_two_sample_test_separates():
+    same = Counter({i: 250 for i in range(4)})
+    assert two_sample_pvalue(same, same) == pytest.approx(1.0)
+    assert two_sample_pvalue(same, Counter({0: 400, 1: 200, 2: 200, 3: 200})) < ALPHA
+
+
+# ---------------------------------------------------------------- (a) accept on synthetic p, q
+
+P = torch.tensor([0.30, 0.20, 0.15, 0.10, 0.10, 0.08, 0.05, 0.02])
+Q1 = torch.tensor([0.05, 0.10, 0.30, 0.25, 0.05, 0.05, 0.15, 0.05])
+Q2 = torch.tensor([0.40, 0.02, 0.02, 0.02, 0.30, 0.02, 0.02, 0.20])
+TRIALS = 3000
+SAMPLE = Sampler(temperature=1.0)
+SHAPED = Sampler(temperature=1.0, top_k=6, top_p=0.85)
+
+
+def _first_committed(draft: Draft, logits, sampler, gen) -> int:
+    out = accept(draft, logits, sampler, gen)
+    return draft.tokens[out.path[0]] if out.path else out.last
+
+
+def _simulate(proposals, sampler=SAMPLE, trials=TRIALS, seed=0) -> Counter:
+    """proposals: one entry per child of the root, a raw q (sampled from, after the
+    sampler's shaping, as a drafter does) or an int (a deterministic proposal, q = None)."""
+    gen = torch.Generator().manual_seed(seed)
+    qs = [None if isinstance(pr, int) else sampler.probs(pr.log()) for pr in proposals]
+    logits = P.log().expand(len(proposals) + 1, -1)  # the target's p at the root (other rows unused)
+    counts = Counter()
+    for _ in range(trials):
+        tokens = [pr if q is None else int(torch.multinomial(q, 1, generator=gen)) for pr, q in zip(proposals, qs)]
+        draft = Draft(tokens=tokens, parents=[-1] * len(tokens), q=qs)
+        counts[_first_committed(draft, logits, sampler, gen)] += 1
+    return counts
+
+
+def _exact(sampler) -> dict:
+    p = sampler.probs(P.log())
+    return {i: float(p[i]) for i in range(len(p))}
+
+
+CASES = {
+    "one node drawn from q": [Q1],
+    "one node, another q": [Q2],
+    "deterministic proposal of a likely token": [0],
+    "deterministic proposal of an unlikely token": [7],
+    "two siblings, each drawn from its own q": [Q1, Q2],
+    "two siblings drawn from the same q": [Q1, Q1],
+    "two deterministic siblings": [2, 0],
+    "two deterministic siblings, same token": [3, 3],
+    "sampled then deterministic sibling": [Q2, 1],
+    "three siblings": [4, Q1, Q2],
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_accept_preserves_the_target_distribution(name):
+    counts = _simulate(CASES[name])
+    assert gof_pvalue(counts, _exact(SAMPLE)) > ALPHA, counts
+
+
+@pytest.mark.parametrize("proposals", [[Q1], [Q1, 5], [0]], ids=["q", "q+one-hot", "one-hot"])
+def test_accept_preserves_top_k_top_p_shaped_distribution(proposals):
+    counts = _simulate(proposals, sampler=SHAPED)
+    exact = _exact(SHAPED)
+    assert all(counts[t] == 0 for t, pr in exact.items() if pr == 0)  # never a token the shaping removed
+    assert gof_pvalue(counts, exact) > ALPHA, counts
+
+
+def test_the_test_has_power(monkeypatch):
+    """The same test, sample size and seed reject a broken rule: after a rejection,
+    sampling from p itself instead of norm(max(0, p - q))."""
+    monkeypatch.setattr(paradec.verify, "residual", lambda p, q: p)
+    assert gof_pvalue(_simulate([Q1]), _exact(SAMPLE)) < ALPHA
+
+
+def test_residual():
+    r = residual(P, Q1)
+    expected = torch.clamp(P - Q1, min=0)
+    torch.testing.assert_close(r, expected / expected.sum())
+    torch.testing.assert_close(residual(P, P), P)  # nothing left: stays well defined
+
+
+def test_chain_of_two_preserves_the_joint_distribution():
+    """A drafted chain x1 -> x2 (each from q); the target's p after x1 depends on x1.
+    The first two committed tokens must be distributed as p0(a) p1(b | a)."""
+    v = 6
+    gen = torch.Generator().manual_seed(0)
+    p0 = torch.tensor([0.35, 0.25, 0.15, 0.12, 0.08, 0.05])
+    p1 = torch.softmax(torch.randn(v, v, generator=gen) * 1.5, dim=-1)  # p1[a] = p( . | a)
+    q1 = torch.tensor([0.10, 0.40, 0.05, 0.20, 0.05, 0.20])
+    q2 = torch.softmax(torch.randn(v, v, generator=gen), dim=-1)  # the draft's q( . | x1)
+    p2_any = torch.full((v,), 1.0 / v)  # the target after x2: only reached as a bonus token's p
+    counts = Counter()
+    for _ in range(6000):
+        x1 = int(torch.multinomial(q1, 1, generator=gen))
+        x2 = int(torch.multinomial(q2[x1], 1, generator=gen))
+        logits = torch.stack([p0.log(), p1[x1].log(), p2_any.log()])
+        draft = Draft(tokens=[x1, x2], parents=[-1, 0], q=[q1, q2[x1]])
+        out = accept(draft, logits, SAMPLE, gen)
+        committed = [draft.tokens[i] for i in out.path] + [out.last]
+        if len(committed) == 1:  # x1 rejected: the second token is the next step's, drawn from p1
+            committed.append(int(torch.multinomial(p1[committed[0]], 1, generator=gen)))
+        counts[tuple(committed[:2])] += 1
+    exact = {(a, b): float(p0[a] * p1[a, b]) for a in range(v) for b in range(v)}
+    assert gof_pvalue(counts, exact) > ALPHA
+
+
+# ---------------------------------------------------------------- (b) end to end on tiny models
+
+V = 16
+RUNS = {"t1": 2000, "shaped": 1000}  # per method; a run is 1-4 forwards of a one-layer model
+SHARP = 15.0  # scales the LM heads: random tiny models are near uniform, this makes p and q differ
+
+
+def _sharp(model):
+    with torch.no_grad():
+        model.lm_head.weight.mul_(SHARP)
+    return model
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return _sharp(tiny_model(V, seed=0, layers=1, hidden=32)), _sharp(tiny_model(V, seed=1, layers=1, hidden=32))
+
+
+@pytest.fixture(scope="module")
+def prompt(pair):
+    """A prompt [a, b, c, a, b]: prompt lookup proposes c, a, b. Of a few seeded candidates,
+    the one where the target gives c a probability nearest 1/2, so that both acceptance
+    and rejection happen often."""
+    target = pair[0]
+    rng = torch.Generator().manual_seed(0)
+    best = None
+    for _ in range(20):
+        a, b, c = (int(t) for t in torch.randint(0, V, (3,), generator=rng))
+        ids = [a, b, c, a, b]
+        with torch.no_grad():
+            p = SAMPLE.probs(target(input_ids=torch.tensor([ids])).logits[0, -1])
+        score = abs(float(p[c]) - 0.5)
+        best = min(best or (score, ids), (score, ids))
+    return best[1]
+
+
+def _first_two(model, make_drafter, prompt, sampler, runs, seed0) -> tuple[Counter, int]:
+    counts, accepted = Counter(), 0
+    for i in range(runs):
+        gen = torch.Generator().manual_seed(seed0 + i)
+        steps = list(decode(model, make_drafter(), prompt, 2, sampler, gen))
+        counts[tuple(t for s in steps for t in s.tokens)] += 1
+        accepted += sum(len(s.accepted) for s in steps)
+    return counts, accepted
+
+
+_ar_cache = {}
+
+
+def _ar_counts(target, prompt, sampler, runs):
+    key = (tuple(prompt), sampler, runs)
+    if key not in _ar_cache:
+        _ar_cache[key] = _first_two(target, Drafter, prompt, sampler, runs, seed0=10**6)[0]
+    return _ar_cache[key]
+
+
+SETTINGS = {"t1": SAMPLE, "shaped": Sampler(temperature=0.8, top_k=5, top_p=0.9)}
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+@pytest.mark.parametrize("method", ["sps", "pld"])
+def test_first_two_tokens_match_autoregressive_sampling(pair, prompt, setting, method):
+    target, draft = pair
+    sampler, runs = SETTINGS[setting], RUNS[setting]
+    make = (lambda: SpeculativeSampling(draft, k=2)) if method == "sps" else (lambda: PromptLookup(k=3))
+    counts, accepted = _first_two(target, make, prompt, sampler, runs, seed0=0)
+    assert accepted > 0.05 * runs  # drafts were accepted often (and rejected: see the prompt fixture)
+    ar = _ar_counts(target, prompt, sampler, runs)
+    assert two_sample_pvalue(counts, ar) > ALPHA, (counts.most_common(8), ar.most_common(8))

@@ -1,0 +1,155 @@
+"""The verifier: the tree attention mask by hand, one target forward over a tree against
+running each root-to-node path alone, KV compaction against recomputation, and greedy
+acceptance on hand-made logits. (Sampling acceptance is in test_sampling.py.)"""
+import pytest
+import torch
+from transformers import DynamicCache
+
+from paradec import tree
+from paradec.drafters.base import Draft
+from paradec.models import tiny_model
+from paradec.sampling import Sampler
+from paradec.verify import accept, compact, target_forward, tree_attention_mask
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+V = 64
+CONTEXT = [5, 17, 3, 42, 8, 8, 23]
+ATOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_model(V, seed=3)
+
+
+def test_tree_attention_mask_hand_drawn():
+    # 2 cached context tokens x0 x1, 2 uncached u0 P (P = the pending token), then the tree
+    #   P -> a[0], P -> b[1], a -> c[2]
+    X, _ = 1, 0
+    expected = torch.tensor([
+        # x0 x1 u0 P  a  b  c
+        [X, X, X, _, _, _, _],  # u0: causal
+        [X, X, X, X, _, _, _],  # P:  causal
+        [X, X, X, X, X, _, _],  # a:  context + P + itself
+        [X, X, X, X, _, X, _],  # b:  not its sibling a
+        [X, X, X, X, X, _, X],  # c:  its ancestor a, not b
+    ], dtype=torch.bool)
+    mask = tree_attention_mask([-1, -1, 0], cached=2, uncached=2, dtype=torch.float32)
+    assert mask.shape == (1, 1, 5, 7)
+    assert mask.dtype == torch.float32
+    assert torch.equal(mask[0, 0] == 0, expected)
+    assert torch.all(mask[0, 0][~expected] == torch.finfo(torch.float32).min)
+
+
+def test_tree_attention_mask_only_pending_uncached():
+    # the usual step: everything cached but the pending token; nodes a[0] and its child b[1]
+    X, _ = 1, 0
+    expected = torch.tensor([
+        # x0 x1 x2 P  a  b
+        [X, X, X, X, _, _],  # P
+        [X, X, X, X, X, _],  # a
+        [X, X, X, X, X, X],  # b
+    ], dtype=torch.bool)
+    mask = tree_attention_mask([-1, 0], cached=3, uncached=1, dtype=torch.float64)
+    assert torch.equal(mask[0, 0] == 0, expected)
+    assert mask.dtype == torch.float64
+
+
+def _alone(model, tokens):
+    """Next-token logits after `tokens`, in a fresh forward with no cache: the reference."""
+    with torch.no_grad():
+        return model(input_ids=torch.tensor([tokens])).logits[0, -1].float()
+
+
+def _cache_of(model, tokens):
+    cache = DynamicCache()
+    if tokens:
+        with torch.no_grad():
+            model(input_ids=torch.tensor([tokens]), cache=cache, use_cache=True)
+    return cache
+
+
+TREES = {
+    "empty": ([], []),
+    "chain": ([-1, 0, 1], [9, 30, 2]),
+    "hand-drawn": ([-1, -1, 0, 0, 1, 2], [9, 11, 30, 30, 4, 60]),  # the tree of test_tree.py
+    "siblings with the same token": ([-1, -1, 1], [7, 7, 7]),
+}
+
+
+@pytest.mark.parametrize("name", TREES)
+@pytest.mark.parametrize("cached", [0, 4, len(CONTEXT) - 1])  # 0: the first step, prefill + tree together
+def test_each_node_sees_only_its_own_path(model, name, cached):
+    parents, tokens = TREES[name]
+    cache = _cache_of(model, CONTEXT[:cached])
+    draft = Draft(tokens=tokens, parents=parents)
+    with torch.no_grad():
+        logits = target_forward(model, cache, CONTEXT[cached:], draft)
+    assert logits.shape == (len(tokens) + 1, V)
+    assert cache.get_seq_length() == len(CONTEXT) + len(tokens)
+    torch.testing.assert_close(logits[0], _alone(model, CONTEXT), atol=ATOL, rtol=0)
+    for i in range(len(tokens)):
+        path = [tokens[j] for j in tree.ancestors(parents, i)]
+        torch.testing.assert_close(logits[i + 1], _alone(model, CONTEXT + path), atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize(
+    "parents, keep",
+    [
+        ([-1, 0, 1, 2], [0, 1]),  # a prefix of a chain: the crop path
+        ([-1, 0, 1, 2], [0, 1, 2, 3]),  # the whole chain: nothing to drop
+        ([-1, 0, 1, 2], []),  # nothing accepted
+        ([-1, -1, 0, 0, 1, 2], [0]),  # a prefix of the node list in a tree: crop
+        ([-1, -1, 0, 0, 1, 2], [0, 2, 5]),  # a deep path that skips nodes: the index path
+        ([-1, -1, 0, 0, 1, 2], [1, 4]),  # the second branch
+        ([-1, -1, 0, 0, 1, 2], [0, 3]),
+    ],
+)
+def test_compaction_equals_recomputation(model, parents, keep):
+    tokens = [9, 11, 30, 31, 4, 60][: len(parents)]
+    cache = _cache_of(model, CONTEXT[:-1])
+    draft = Draft(tokens=tokens, parents=parents)
+    prefix = len(CONTEXT)
+    with torch.no_grad():
+        target_forward(model, cache, CONTEXT[-1:], draft)
+    compact(cache, prefix, keep)
+    assert cache.get_seq_length() == prefix + len(keep)
+    committed = CONTEXT + [tokens[i] for i in keep]
+    nxt = 13  # the token the target adds after the path; its KV is computed by the next pass
+    with torch.no_grad():
+        got = model(input_ids=torch.tensor([[nxt]]), cache=cache, use_cache=True).logits[0, -1]
+    torch.testing.assert_close(got, _alone(model, committed + [nxt]), atol=ATOL, rtol=0)
+
+
+def _logits(rows):
+    """(N+1, V) logits whose argmax at row r is rows[r]."""
+    out = torch.zeros(len(rows), V)
+    for r, tok in enumerate(rows):
+        out[r, tok] = 5.0
+    return out
+
+
+def test_greedy_accepts_the_longest_agreeing_path_trying_siblings_in_order():
+    # P -> a(10), P -> b(20); b -> c(30), b -> d(40); d -> e(50)
+    draft = Draft(tokens=[10, 20, 30, 40, 50], parents=[-1, -1, 1, 1, 3])
+    # target argmax: after P 20 (b), after a 1, after b 40 (d), after c 1, after d 50 (e), after e 7
+    out = accept(draft, _logits([20, 1, 40, 1, 50, 7]), Sampler(), None)
+    assert out.path == [1, 3, 4]
+    assert out.last == 7 and out.last_origin == "bonus"
+    assert [n.status for n in out.nodes] == ["rejected", "accepted", "rejected", "accepted", "accepted"]
+    assert [n.depth for n in out.nodes] == [1, 1, 2, 2, 3]
+
+
+def test_greedy_rejects_everything():
+    draft = Draft(tokens=[10, 11], parents=[-1, 0])
+    out = accept(draft, _logits([12, 11, 3]), Sampler(), None)
+    assert out.path == []
+    assert out.last == 12 and out.last_origin == "resampled"
+    assert [n.status for n in out.nodes] == ["rejected", "unreached"]
+
+
+def test_no_draft_is_one_target_token():
+    out = accept(Draft(), _logits([33]), Sampler(), None)
+    assert out.path == [] and out.nodes == []
+    assert out.last == 33 and out.last_origin == "target"
