@@ -84,9 +84,11 @@ def _model_error():
 
 
 def read_prompt_file(path: str) -> str:
+    from .run import MAX_PROMPT_CHARS
+
     try:
         with open(path, encoding="utf-8") as f:
-            return f.read()
+            return f.read(MAX_PROMPT_CHARS + 1)  # enough for validate() to refuse; /dev/zero never ends
     except (OSError, UnicodeDecodeError) as e:
         raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
 

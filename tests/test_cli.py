@@ -16,7 +16,7 @@ import torch
 
 from paradec.cli import main
 from paradec.models import tiny_model
-from paradec.run import MAX_NEW_TOKENS
+from paradec.run import MAX_NEW_TOKENS, MAX_PROMPT_CHARS
 from paradec.trace import Trace
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -76,6 +76,7 @@ BASE = ["--method", "ar", "--prompt", "hello"]
     [
         (["--method", "ar", "--prompt", ""], ["empty"]),
         (["--method", "ar", "--prompt", "   \n\t "], ["empty"]),
+        (["--method", "ar", "--prompt", "x" * (MAX_PROMPT_CHARS + 1)], ["too long"]),
         (BASE + ["--max-new-tokens", "0"], ["max new tokens"]),
         (BASE + ["--max-new-tokens", "-3"], ["max new tokens"]),
         (BASE + ["--max-new-tokens", str(MAX_NEW_TOKENS + 1)], [str(MAX_NEW_TOKENS)]),
@@ -124,6 +125,14 @@ def test_prompt_file_errors(capfd, tmp_path):
     blank = tmp_path / "blank.txt"
     blank.write_text("\n\n  \n")
     assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", blank), "empty")
+    huge = tmp_path / "huge.txt"
+    huge.write_text("word " * (MAX_PROMPT_CHARS // 5 + 1))
+    assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", huge), "too long")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_endless_prompt_file(capfd):
+    assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", "/dev/zero"), "too long")
 
 
 # ---------------------------------------------------------------- errors that need a model

@@ -113,6 +113,32 @@ def test_two_sample_test_separates():
     assert two_sample_pvalue(same, Counter({0: 400, 1: 200, 2: 200, 3: 200})) < ALPHA
 
 
+# ---------------------------------------------------------------- the Sampler by hand
+
+def test_sampler_shapes_by_hand():
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.0]).log_softmax(-1)  # p ~ [.64, .24, .09, .03]
+    p = torch.softmax(logits, -1)
+    torch.testing.assert_close(Sampler().probs(logits), p)  # greedy keeps the plain softmax
+    torch.testing.assert_close(Sampler(temperature=1.0).probs(logits), p)
+    torch.testing.assert_close(Sampler(temperature=0.5).probs(logits), torch.softmax(logits * 2, -1))
+    top2 = Sampler(temperature=1.0, top_k=2).probs(logits)
+    torch.testing.assert_close(top2, torch.cat([p[:2] / p[:2].sum(), torch.zeros(2)]))
+    # nucleus: the smallest set of most likely tokens whose mass reaches top_p
+    probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
+    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.8).probs(probs.log()), torch.tensor([0.625, 0.375, 0, 0]))
+    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.81).probs(probs.log()), torch.tensor([0.5, 0.3, 0.15, 0]) / 0.95)
+    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.1).probs(probs.log()), torch.tensor([1.0, 0, 0, 0]))
+    assert Sampler(temperature=1.0, top_k=10).probs(logits).shape == (4,)  # k above the vocabulary: off
+
+
+def test_sampler_picks():
+    p = torch.tensor([0.1, 0.6, 0.3])
+    assert Sampler().pick(p, None) == 1
+    draws = lambda: [Sampler(temperature=1.0).pick(p, g) for g in [torch.Generator().manual_seed(5)] for _ in range(50)]
+    assert draws() == draws()  # the run's own generator makes a run reproducible
+    assert Sampler(temperature=1.0).pick(torch.tensor([0.0, 0.0, 1.0]), None) == 2
+
+
 # ---------------------------------------------------------------- (a) accept on synthetic p, q
 
 P = torch.tensor([0.30, 0.20, 0.15, 0.10, 0.10, 0.08, 0.05, 0.02])

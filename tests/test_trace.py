@@ -40,6 +40,12 @@ def test_round_trip(traces, name, tmp_path):
     assert Trace.from_json(t.to_json().encode("utf-8")) == t
 
 
+def test_streaming_sees_the_steps_of_the_trace(tiny_loaded):
+    seen = []
+    t = run(tiny_loaded, "pld", PROMPT, max_new_tokens=10, temperature=1.0, seed=1, on_step=seen.append)
+    assert seen == t.steps and len(seen) >= 1
+
+
 def test_a_trace_replays_without_a_tokenizer(traces):
     """Every token id a trace mentions has its text in the trace."""
     t = traces["sps"]
