@@ -47,6 +47,7 @@ def tiny_dir(tmp_path_factory, tiny_loaded):
 
 @pytest.fixture(scope="session")
 def embedded():
+    """On the CPU in float32 even where a GPU exists: greedy equality is exact only there."""
     from paradec.models import load
 
-    return load()
+    return load(device="cpu", dtype="float32")

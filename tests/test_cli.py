@@ -186,7 +186,7 @@ def test_unwritable_trace(capfd, tiny_dir, tmp_path):
 
 def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     path = tmp_path / "sps.json"
-    code, out, err = cli(capfd, "--method", "sps", "--prompt", "one two one two one", "--model", tiny_dir,
+    code, out, err = cli(capfd, "--method", "sps", "--prompt", "one two one two one", "--model", tiny_dir, "--device", "cpu",
                          "--draft", "self:1", "--set", "k=3", "--max-new-tokens", 9, "--json", "--trace", path)
     assert code == 0, err
     summary = json.loads(out)
@@ -201,7 +201,7 @@ def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     assert trace.method == "sps" and trace.params == summary["params"]
     assert trace.draft_model and "1 layer" in trace.draft_model
     # greedy: the same tokens as plain autoregressive decoding
-    code, out, _ = cli(capfd, "--method", "ar", "--prompt", "one two one two one", "--model", tiny_dir,
+    code, out, _ = cli(capfd, "--method", "ar", "--prompt", "one two one two one", "--model", tiny_dir, "--device", "cpu",
                        "--max-new-tokens", 9, "--json")
     assert code == 0
     ar = json.loads(out)
