@@ -163,7 +163,8 @@ def _simulate(proposals, sampler=SAMPLE, trials=TRIALS, seed=0) -> Counter:
     counts = Counter()
     for _ in range(trials):
         tokens = [pr if q is None else int(torch.multinomial(q, 1, generator=gen)) for pr, q in zip(proposals, qs)]
-        draft = Draft(tokens=tokens, parents=[-1] * len(tokens), q=qs)
+        # all deterministic: q = [], as prompt lookup leaves it; otherwise None marks a one-hot q
+        draft = Draft(tokens=tokens, parents=[-1] * len(tokens), q=qs if any(q is not None for q in qs) else [])
         counts[_first_committed(draft, logits, sampler, gen)] += 1
     return counts
 
