@@ -14,6 +14,8 @@ PAGES = [
     st.Page("pages/ar.py", title="Autoregressive (AR)", icon=":material/looks_one:", url_path="ar"),
     st.Page("pages/sps.py", title="Speculative sampling", icon=":material/call_split:", url_path="sps"),
     st.Page("pages/pld.py", title="Prompt lookup", icon=":material/content_copy:", url_path="pld"),
+    st.Page("pages/jacobi.py", title="Jacobi decoding", icon=":material/grid_on:", url_path="jacobi"),
+    st.Page("pages/lookahead.py", title="Lookahead decoding", icon=":material/manage_search:", url_path="lookahead"),
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
 ]
 

@@ -23,7 +23,8 @@ distribution (sampling). Two families:
    target (Medusa, EAGLE: coming). The target checks every guess in ONE pass and keeps the
    longest run it agrees with, plus one token of its own.
 2. **Guess and iterate.** The model fills a whole window of future positions at once and
-   refines it until it stops changing (Jacobi decoding, Lookahead: coming).
+   refines it until it stops changing (Jacobi decoding), or collects n-grams from such a window
+   and verifies them as drafts (Lookahead decoding).
 
 One number to watch: **τ, tokens per target forward**, the bonus token included (AR = 1.00).
 """)
@@ -37,11 +38,13 @@ with right:
                    "tokens per pass come almost free.")
 
 st.subheader("Explore")
-c = st.columns(4)
+c = st.columns(3)
 c[0].page_link("pages/ar.py", label="Autoregressive: the baseline", icon=":material/looks_one:")
-c[1].page_link("pages/sps.py", label="Speculative sampling: draft model + exact rejection sampling", icon=":material/call_split:")
-c[2].page_link("pages/pld.py", label="Prompt lookup: drafts copied from the prompt", icon=":material/content_copy:")
-c[3].page_link("pages/arena.py", label="Arena: every method, one prompt, raced", icon=":material/sports_score:")
+c[1].page_link("pages/sps.py", label="Speculative sampling: draft + verify", icon=":material/call_split:")
+c[2].page_link("pages/pld.py", label="Prompt lookup: copy the prompt", icon=":material/content_copy:")
+c[0].page_link("pages/jacobi.py", label="Jacobi: iterate to a fixed point", icon=":material/grid_on:")
+c[1].page_link("pages/lookahead.py", label="Lookahead: window + n-gram pool", icon=":material/manage_search:")
+c[2].page_link("pages/arena.py", label="Arena: every method, one prompt", icon=":material/sports_score:")
 st.caption("Each page replays a real recorded run instantly; switch the sidebar to **live** to decode your own "
            "prompt with the bundled SmolLM2-135M-Instruct. Panels say whether their numbers are MEASURED "
            "(timed in the run), FROM RUN (derived from the trace) or MODEL (an analytic formula).")

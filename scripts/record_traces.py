@@ -1,7 +1,7 @@
 """Record the traces the app replays (assets/traces): one or more per method page, plus the
 arena set (every method on one prompt, in this one process, after a warm-up).
 
-    python scripts/record_traces.py [--draft self:28] [--max-new-tokens 64] [--out assets/traces]
+    python scripts/record_traces.py [--draft self:28] [--max-new-tokens 64] [--out assets/traces] [--only NAMES]
 
 Uses the embedded SmolLM2-135M-Instruct on the CPU in float32, on one thread; takes a few minutes.
 Also measures forward_cost.json: one target forward over 1..32 tokens (the home page's chart)."""
@@ -22,6 +22,7 @@ from ui.presets import DEFAULT_DRAFT, PRESETS  # noqa: E402
 
 EXPLAIN, HAIKU = PRESETS["Explain (free text)"], PRESETS["Haiku (creative)"]
 EDIT = PRESETS["Fix the spelling (copies the prompt)"]
+CODE = PRESETS["Code edit (copies the prompt)"]
 SAMPLED = dict(temperature=0.7, top_p=1.0, seed=0)
 
 # file stem -> (method, prompt, params, sampling); the stem's part after the method names the trace.
@@ -31,8 +32,13 @@ PAGES = {
     "sps-sampled": ("sps", HAIKU, {"k": 4}, SAMPLED),
     "pld-greedy": ("pld", EDIT, {"k": 8}, {}),
     "pld-sampled": ("pld", EDIT, {"k": 8}, SAMPLED),
+    # The code edit repeats its prompt: Jacobi converges a few tokens at once there, and
+    # Lookahead's pool collects n-grams that later win verification.
+    "jacobi-greedy": ("jacobi", CODE, {"block": 8, "init": "repeat"}, {}),
+    "lookahead-greedy": ("lookahead", CODE, {"window": 5, "ngram": 3, "candidates": 3}, {}),
 }
-ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}}
+ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}}
+PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 
 def record(target, draft, method, prompt, params, sampling, max_new):
@@ -74,29 +80,33 @@ def main(argv=None) -> int:
     ap.add_argument("--draft", default=DEFAULT_DRAFT, help="draft model for sps (default: %(default)s)")
     ap.add_argument("--max-new-tokens", type=int, default=64)
     ap.add_argument("--out", type=Path, default=ROOT / "assets" / "traces")
-    ap.add_argument("--cost-only", action="store_true", help="only re-measure forward_cost.json")
+    ap.add_argument("--only", type=lambda v: v.split(","), default=PARTS, metavar="NAMES",
+                    help=f"comma-separated subset of: {', '.join(PARTS)} (default: all)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1: on a shared 2-core machine, 2 threads that wait on each "
                          "other make multi-token passes several times slower and the timings meaningless)")
     a = ap.parse_args(argv)
+    if set(a.only) - set(PARTS):
+        ap.error(f"--only: unknown {', '.join(sorted(set(a.only) - set(PARTS)))} (choose from {', '.join(PARTS)})")
     import torch
 
     torch.set_num_threads(a.threads)
     t0 = time.perf_counter()
     target = models.load(None, "cpu", "float32")
-    print("cost of one forward:", flush=True)
-    (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(target)))
-    if a.cost_only:
-        return 0
+    if "cost" in a.only:
+        print("cost of one forward:", flush=True)
+        (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(target)))
     draft = models.load_draft(a.draft, target)
-    (a.out / "arena").mkdir(parents=True, exist_ok=True)
     print("method pages:", flush=True)
     for stem, (method, prompt, params, sampling) in PAGES.items():
-        record(target, draft, method, prompt, params, sampling, a.max_new_tokens).save(a.out / f"{stem}.json")
-    print("arena (after a warm-up):", flush=True)
-    run.run(target, "ar", EDIT, {}, 8)
-    for method, params in ARENA.items():
-        record(target, draft, method, EDIT, params, {}, a.max_new_tokens).save(a.out / "arena" / f"{method}.json")
+        if stem in a.only:
+            record(target, draft, method, prompt, params, sampling, a.max_new_tokens).save(a.out / f"{stem}.json")
+    if "arena" in a.only:
+        print("arena (after a warm-up):", flush=True)
+        (a.out / "arena").mkdir(parents=True, exist_ok=True)
+        run.run(target, "ar", EDIT, {}, 8)
+        for method, params in ARENA.items():
+            record(target, draft, method, EDIT, params, {}, a.max_new_tokens).save(a.out / "arena" / f"{method}.json")
     print(f"done in {time.perf_counter() - t0:.0f} s -> {a.out}", flush=True)
     return 0
 

@@ -9,7 +9,7 @@ from paradec.trace import TraceError
 from ui import sources
 
 APP = "../app.py"
-METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py"]
+METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py"]
 
 
 def open_page(page: str, **query) -> AppTest:
@@ -38,6 +38,29 @@ def test_method_page_has_the_replay_controls(page):
     assert {"First", "Back", "Play", "Next", "Last"} <= set(labels(at))
     assert at.slider(key=f"{page[6:-3]}.step").value == 1
     assert len(at.get("plotly_chart")) >= 5  # tree, mask, microscope, three KPI charts
+
+
+def markdown_text(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
+    at = open_page("pages/jacobi.py", step="2")
+    assert at.slider(key="jacobi.block").value == 8 and at.selectbox(key="jacobi.init").value == "repeat"
+    text = markdown_text(at)
+    assert "Convergence grid" in text and "Tokens per forward" in text and "Consistency LLMs" in text
+    assert len(at.get("plotly_chart")) >= 7  # grid, committed per forward, then the shared replay
+
+
+def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():
+    at = open_page("pages/lookahead.py")
+    assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [5, 3, 3]
+    hit = next(i for i, s in enumerate(sources.load(sources.recorded("lookahead")["greedy"]).steps) if s.accepted)
+    at.slider(key="lookahead.step").set_value(hit + 1).run()  # a step where a pooled n-gram won
+    assert not at.exception
+    text = markdown_text(at)
+    assert "2D window" in text and "n-gram pool" in text and "Combined attention mask" in text
+    assert "won:" in text and any("W = 5, N = 3, G = 3" in c.value for c in at.caption)
 
 
 def test_the_step_follows_the_url_and_the_buttons():

@@ -58,7 +58,8 @@ RENDER_ALL = """
 import json, sys
 from streamlit.testing.v1 import AppTest
 out = {}
-for page in ["pages/home.py", "pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/arena.py"]:
+for page in ["pages/home.py", "pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py",
+             "pages/arena.py"]:
     at = AppTest.from_file("app.py", default_timeout=60).run()
     at.switch_page(page).run()
     out[page] = [e.value for e in at.exception]

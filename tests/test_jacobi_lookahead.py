@@ -119,3 +119,22 @@ def test_pool_collects_one_ngram_per_column(model):
     for s in steps:
         assert len(s.extras["added"]) == 3 and all(len(g) == 3 for g in s.extras["added"])
         assert len(s.extras["levels"]) == 2
+
+
+@pytest.mark.parametrize("g", [1, 2])
+def test_trace_alone_rebuilds_pool_window_and_mask(model, g):
+    """What the app draws without torch: the pool replayed from the steps' 'added' n-grams gives
+    the candidates each step really took, and the recorded window_sees give the combined mask."""
+    from paradec.plots.lookahead import pool_before
+    from paradec.plots.mask import mask_matrix
+    from paradec.trace import Trace
+
+    _, steps = generate(model, Lookahead(window=3, ngram=3, candidates=g), PROMPTS[0], n=30)
+    trace = Trace("lookahead", {"window": 3, "ngram": 3, "candidates": g}, "tiny", "", PROMPTS[0], {}, 30, steps)
+    trace = Trace.from_json(trace.to_json())  # the JSON round trip keeps all of it
+    assert sum(len(s.extras["candidates"]) for s in trace.steps) > 0
+    for i, s in enumerate(trace.steps):
+        pending = trace.steps[i - 1].tokens[-1] if i else PROMPTS[0][-1]
+        assert pool_before(trace, i).get(pending, []) == s.extras["candidates"]
+        z, _, _ = mask_matrix(trace, i)
+        assert len(z) == 1 + len(s.nodes) + len(s.extras["window_sees"]) == s.verified - (len(PROMPTS[0]) - 1 if i == 0 else 0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from paradec import tree
-from paradec.plots import arena, kpis, microscope
+from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.tokens import label, stream_html
 from paradec.plots.tree import FINAL, ROOT, graph, positions, tree_figure
@@ -136,3 +136,92 @@ def test_cost_figure_draws_every_repeat_and_the_median():
             "all_ms": [[79.0, 80.0, 90.0], [120.0, 130.0, 140.0]]}
     fig = kpis.cost_figure(cost)
     assert len(fig.data) == 3 and list(fig.data[-1].y) == [80.0, 130.0]
+
+
+def jacobi_trace() -> Trace:
+    """Block of 3 after prompt [0, 1, 2]. Iteration 1: no guess is right, the target commits 7.
+    Iteration 2 (positions 1..3): guesses 6, 5 are fixed points, guess 9 is not: 6, 5 and the
+    target's 8 are committed. Guess 5 at position 2 did not change since iteration 1."""
+    chain = lambda toks, statuses: [Node(t, k - 1, k + 1, status=s) for k, (t, s) in enumerate(zip(toks, statuses))]
+    steps = [
+        Step(0, 3, chain([5, 5, 5], ["rejected", "unreached", "unreached"]), [], [7], ["resampled"], verified=6,
+             extras={"block": [5, 5, 5], "changed": [True, True, True]}),
+        Step(1, 4, chain([6, 5, 9], ["accepted", "accepted", "rejected"]), [0, 1], [6, 5, 8],
+             ["accepted", "accepted", "resampled"], verified=4, extras={"block": [6, 5, 9], "changed": [True, False, True]}),
+    ]
+    text = {str(i): f"t{i}" for i in range(10)}
+    return Trace("jacobi", {"block": 3, "init": "repeat"}, "m", "Hi", [0, 1, 2], {"temperature": 0.0}, 8, steps, text)
+
+
+def test_convergence_grid_cells_are_changed_stable_or_committed():
+    t = jacobi_trace()
+    first, second = jacobi.cells(t, 0), jacobi.cells(t, 1)
+    assert [(c["position"], c["state"]) for c in first] == [(0, "committed"), (1, "changed"), (2, "changed")]
+    assert first[0]["token"] == 7 and not first[0]["fixed"]  # the target's own token replaced guess 5
+    assert [(c["position"], c["state"], c["token"], c["fixed"]) for c in second] == [
+        (1, "committed", 6, True), (2, "committed", 5, True), (3, "committed", 8, False)]
+    still = Trace.from_dict(t.to_dict())
+    still.steps[1].tokens, still.steps[1].origins, still.steps[1].accepted = [6], ["accepted"], [0]
+    assert [c["state"] for c in jacobi.cells(still, 1)] == ["committed", "stable", "changed"]
+    assert jacobi.committed_per_forward(t) == {1: 1, 3: 1}
+
+
+def test_convergence_grid_figure_draws_each_iteration_on_its_positions():
+    t = jacobi_trace()
+    fig = jacobi.grid_figure(t, 1)
+    z = fig.data[0].z
+    assert list(fig.data[0].x) == [0, 1, 2, 3] and list(fig.data[0].y) == [1, 2]
+    assert z[0][3] is None and z[1][0] is None  # no guess there in that iteration
+    assert [d.name for d in fig.data[1:]] == ["changed", "stable", "committed"]
+    json.loads(fig.to_json())
+    json.loads(jacobi.committed_figure(t, 1).to_json())
+
+
+def lookahead_trace() -> Trace:
+    """W = 2, N = 3, G = 2 after prompt [0, 1, 2]. Step 0 finds nothing for 2 and pools (2: 6 8)
+    and (5: 7 9); step 1's pending token 5 finds (7 9): 7 is accepted, 9 rejected."""
+    def window(n):  # what Lookahead._window gives for W = 2, N = 3 after n candidate nodes
+        return {"window_pos": [1, 1, 2], "window_sees": [[0, 1 + n], [0, 2 + n], [0, 1 + n, 3 + n]]}
+
+    steps = [
+        Step(0, 3, [], [], [5], ["target"], verified=6,
+             extras={"levels": [[2, 5], [6, 7]], "candidates": [], "added": [[2, 6, 8], [5, 7, 9]], **window(0)}),
+        Step(1, 4, [Node(7, -1, 1, status="accepted"), Node(9, 0, 2, status="rejected")], [0], [7, 3],
+             ["accepted", "resampled"], verified=6,
+             extras={"levels": [[5, 6], [8, 4]], "candidates": [[7, 9]], "added": [[5, 8, 1], [6, 4, 2]], **window(2)}),
+    ]
+    text = {str(i): f"t{i}" for i in range(10)}
+    return Trace("lookahead", {"window": 2, "ngram": 3, "candidates": 2}, "m", "Hi", [0, 1, 2], {"temperature": 0.0},
+                 8, steps, text)
+
+
+def test_pool_is_rebuilt_by_replaying_the_added_ngrams():
+    t = lookahead_trace()
+    assert lookahead.pool_before(t, 0) == {}
+    assert lookahead.pool_before(t, 1) == {5: [[7, 9]], 2: [[6, 8]]}  # latest update first
+    assert lookahead.pool_before(t, 2) == {6: [[4, 2]], 5: [[8, 1], [7, 9]], 2: [[6, 8]]}  # newest first, at most G
+    assert lookahead.winner(t, 1) == (0, 1) and lookahead.winner(t, 0) == (None, 0)
+    html = lookahead.pool_html(t, 1)
+    assert "2 keys, 2 n-grams" in html and "#fff3bf" in html and "nothing to verify" not in html
+    assert "nothing to verify" in lookahead.pool_html(t, 0)
+
+
+def test_window_figure_has_n_rows_of_w_tokens_and_outlines_each_ngram():
+    t = lookahead_trace()
+    fig = lookahead.window_figure(t, 1)
+    assert [list(r) for r in fig.data[0].text] == [["t5", "t6"], ["t8", "t4"], ["t1", "t2"]]
+    assert len(fig.layout.shapes) == 2 and lookahead.window_cells(t.steps[1].extras) == [(0, 1, 6), (1, 0, 8), (1, 1, 4)]
+    json.loads(fig.to_json())
+
+
+def test_combined_mask_has_the_window_rows_and_labels_both_branches():
+    t = lookahead_trace()
+    z, rows, cols = mask_matrix(t, 1)
+    want = tree.mask_rows([-1, 0], t.steps[1].extras["window_sees"])
+    assert [r[1:] for r in z] == [[ALLOWED if ok else BLOCKED for ok in row] for row in want]
+    assert len(rows) == 6 and rows[3].startswith("L0c1") and rows[5].startswith("L1c1")
+    assert z[3][2] == z[3][3] == BLOCKED and z[1][4] == BLOCKED  # window and candidates never see each other
+    fig = mask_figure(t, 1, 0)
+    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == ["◀ verification branch:", "lookahead branch ▶"]
+    assert "one Jacobi trajectory" in fig.data[0].hovertext[5][0]
+    assert not mask_figure(make_trace(), 2).layout.annotations  # no window: the plain draft mask

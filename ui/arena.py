@@ -13,7 +13,8 @@ from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
 
-METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None}  # method -> draft model it needs
+# method -> the draft model it needs
+METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None}
 
 
 def traces() -> dict[str, Trace]:

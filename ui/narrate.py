@@ -20,7 +20,9 @@ def step_story(trace: Trace, i: int) -> str:
     s = trace.steps[i]
     pend = _q(trace, pending_token(trace, i))
     if not s.nodes:
-        return (f"**Step {i + 1}.** Nothing was drafted: one target forward after {pend} "
+        window = len(s.extras.get("window_sees", []))  # Lookahead's window rides along, never a candidate
+        ride = f" (with {window} window tokens riding along)" if window else ""
+        return (f"**Step {i + 1}.** Nothing was drafted: one target forward after {pend}{ride} "
                 f"gives one token, {_q(trace, s.tokens[-1])}.")
     tested = [n for n in s.nodes if n.status != "unreached"]
     last = s.origins[-1]

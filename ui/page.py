@@ -9,13 +9,15 @@ import streamlit as st
 from paradec.trace import Trace, TraceError
 
 from . import live, player, sources
-from .replay import replay
+from .replay import Panels, replay
 from .share import share
 from .sidebar import current
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
-                draft: Callable[[], str | None] = lambda: None, analytic_k: Callable[[Trace], int | None] = lambda t: None):
+                draft: Callable[[], str | None] = lambda: None, analytic_k: Callable[[Trace], int | None] = lambda t: None,
+                panels: Panels | None = None):
+    """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay."""
     st.title(title)
     st.markdown(intro)
     row = st.columns([1.3, 1.5, 1, 3.2], vertical_alignment="center")
@@ -31,11 +33,11 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
         return
     st.caption(_describe(trace))
     # Only the replay reruns while playing: a fragment with a timer, set when the page runs.
-    st.fragment(lambda: _body(trace, method, analytic_k(trace)), run_every=player.interval(method))()
+    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels), run_every=player.interval(method))()
 
 
-def _body(trace: Trace, ns: str, k: int | None) -> None:
-    figs = replay(trace, ns, k)
+def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None) -> None:
+    figs = replay(trace, ns, k, panels)
     share(trace, figs, ns)
 
 

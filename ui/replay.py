@@ -2,6 +2,8 @@
 rejection-sampling microscope and step KPIs, all drawn from one recorded or live trace."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from paradec.plots import kpis, microscope
@@ -15,27 +17,34 @@ from . import narrate, player
 from .style import chart, header
 
 SIM_DRAWS = 1000
+Panels = Callable[[Trace, int], dict]  # a method's own panels: draw step i, return the figures
 
 
-def replay(trace: Trace, ns: str, analytic_k: int | None = None) -> dict:
-    """Draw the replay at the player's step; returns the figures shown (for export)."""
+def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None) -> dict:
+    """Draw the replay at the player's step; returns the figures shown (for export).
+    panels(trace, i) draws the method's own panels under the token stream and returns their figures."""
     i = player.controls(ns, len(trace.steps))
     st.markdown(narrate.step_story(trace, i))
     header("Token stream", FROM_RUN)
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
     st.html(stream_html(trace, i, show_rejected))
     st.checkbox("show rejected drafts (struck through)", value=True, key=f"{ns}.rejected")
+    figs = panels(trace, i) if panels else {}
     sel = _pick_node(trace, i, ns)
-    figs = {"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)}
-    left, right = st.columns(2)
+    figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
+    window = bool(trace.steps[i].extras.get("window_sees"))
+    left, right = st.columns([1, 1.8] if window else [1, 1])  # a combined mask has many more columns
     with left:
         header("Draft tree (accepted path in bold)", FROM_RUN)
         chart(figs["tree"], f"{ns}.fig.tree")
     with right:
-        header("Attention mask of the verify pass (draft block)", FROM_RUN)
+        header("Combined attention mask of the verify pass" if window else
+               "Attention mask of the verify pass (draft block)", FROM_RUN)
         chart(figs["mask"], f"{ns}.fig.mask")
-        st.caption("Green: may attend. Each node sees the context and its own ancestors only, "
-                   "so all drafted tokens are checked in one forward pass.")
+        st.caption("Green: may attend (hover a cell: who sees what, and why). Each node sees the context "
+                   "and its own ancestors only, so all drafted tokens are checked in one forward pass."
+                   + (" Window rows (L level, c column) see only their own trajectory: they ride along in "
+                      "the same pass to grow the n-gram pool and are never accepted." if window else ""))
     figs.update(_microscope(trace, i, sel, ns))
     figs.update(_kpis(trace, i, ns, analytic_k))
     return figs

@@ -36,7 +36,10 @@ class Lookahead(Drafter):
         cands = self.pool.get(ctx[-1], [])[:g]
         tokens, parents = _trie(cands)
         window, pos, sees = self._window(len(tokens))
-        extras = {"levels": [list(l) for l in self.levels], "candidates": [list(c) for c in cands]}
+        # The window's positions and attention go into the trace too, so the app can draw the
+        # combined mask (verification + lookahead rows) from the trace alone, without torch.
+        extras = {"levels": [list(l) for l in self.levels], "candidates": [list(c) for c in cands],
+                  "window_pos": pos, "window_sees": sees}
         return Draft(tokens=tokens, parents=parents, window=window, window_pos=pos, window_sees=sees, extras=extras)
 
     def _window(self, n_nodes: int):

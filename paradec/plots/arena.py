@@ -69,7 +69,10 @@ def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
         go.Histogram(x=[len(s.tokens) for s in tr.steps], name=m, marker_color=PALETTE[k % len(PALETTE)])
         for k, (m, tr) in enumerate(traces.items())
     ])
-    fig.update_layout(barmode="group")
+    # The legend sits inside, top right, where long steps are rare: in a narrow column a legend
+    # above the axes stacks one method per line and squeezes the bars away.
+    fig.update_layout(barmode="group", legend=dict(orientation="v", x=1, xanchor="right", y=1, yanchor="top",
+                                                   font=dict(size=10), bgcolor="rgba(255,255,255,0.7)"))
     fig.update_xaxes(title="tokens per step (bonus included)", dtick=1)
     fig.update_yaxes(title="steps")
     return layout(fig, "acceptance length", height)

@@ -1,4 +1,6 @@
-"""The draft block of the verify pass's attention mask, the context collapsed into one band."""
+"""The draft block of the verify pass's attention mask, the context collapsed into one band.
+With a Lookahead window the block is the combined mask: the verification branch (candidate
+n-grams) and the lookahead branch (the window's trajectories), which never see each other."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -6,6 +8,7 @@ import plotly.graph_objects as go
 from .. import tree
 from ..trace import Trace
 from .style import COLORS, layout
+from .lookahead import window_cells
 from .tokens import label
 from .tree import pending_token
 
@@ -13,21 +16,36 @@ ALLOWED, BLOCKED, CONTEXT = 1, 0, 2
 
 
 def mask_matrix(trace: Trace, i: int) -> tuple[list[list[int]], list[str], list[str]]:
-    """Rows: pending token then each node. Columns: the context band, the pending token, each node."""
+    """Rows: pending token, each node, each window token. Columns: the context band, then the same."""
     step = trace.steps[i]
     parents = [n.parent for n in step.nodes]
-    rows = tree.mask_rows(parents)
+    rows = tree.mask_rows(parents, step.extras.get("window_sees", []))
     z = [[CONTEXT] + [ALLOWED if ok else BLOCKED for ok in row] for row in rows]
     names = [f"P {label(trace.text_of(pending_token(trace, i)))}"]
     names += [f"{j} {label(trace.text_of(n.token))}" for j, n in enumerate(step.nodes)]
+    names += [f"L{lv}c{c} {label(trace.text_of(tok))}" for lv, c, tok in window_cells(step.extras)]
     cols = [f"context ({step.context_len - 1} tokens)"] + names
     return z, names, cols
+
+
+def why(trace: Trace, i: int) -> list[str]:
+    """Per row: what it sees and why, with its position offset (people misread this mask)."""
+    step = trace.steps[i]
+    out = ["pending token P (+0): the context and itself"]
+    out += [f"candidate node {j} (+{n.depth}): the context, P and its own prefix in the candidate tree, "
+            "so each n-gram is checked as if run alone" for j, n in enumerate(step.nodes)]
+    pos = step.extras.get("window_pos", [])
+    out += [f"window level {lv}, column {c} (+{p}): P, level 0 up to column {c} and column {c} of the levels "
+            "above: one Jacobi trajectory of consecutive positions; never a candidate"
+            for (lv, c, _), p in zip(window_cells(step.extras), pos)]
+    return out
 
 
 def mask_figure(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> go.Figure:
     z, rows, cols = mask_matrix(trace, i)
     colorscale = [[0, "#f4f4f4"], [0.5, COLORS["accepted"]], [1, "#9ecae1"]]
-    hover = [[f"row {r} attends to {c}: {'yes' if v else 'no'}" for c, v in zip(cols, zrow)] for r, zrow in zip(rows, z)]
+    hover = [[f"row {r} attends to {c}: {'yes' if v else 'no'}<br>{w}" for c, v in zip(cols, zrow)]
+             for r, zrow, w in zip(rows, z, why(trace, i))]
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0, zmax=2, colorscale=colorscale,
         showscale=False, xgap=2, ygap=2, hovertext=hover, hoverinfo="text",
@@ -36,6 +54,31 @@ def mask_figure(trace: Trace, i: int, selected: int | None = None, height: int =
         r = selected + 1  # row/column of node j is j+1 in the block, +1 more column for the band
         for x0, x1, y0, y1 in ((-0.5, len(cols) - 0.5, r - 0.5, r + 0.5), (r + 0.5, r + 1.5, -0.5, len(rows) - 0.5)):
             fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, line=dict(color="black", width=3))
+    if len(rows) > len(trace.steps[i].nodes) + 1:
+        _label_branches(fig, len(trace.steps[i].nodes), len(rows))
+        height = max(height, 26 * len(rows) + 130)  # a row per window token: keep the rows readable
     fig.update_xaxes(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45)
     fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed")
     return layout(fig, height=height)
+
+
+def _label_branches(fig: go.Figure, n_nodes: int, n_rows: int) -> None:
+    """Outline the two diagonal blocks of the combined mask; name each one in the blocked
+    off-diagonal area beside it (the branches never see each other, so nothing is hidden)."""
+    if n_nodes:  # block rows 1..n_nodes sit at y = 1..n_nodes and x = 2..n_nodes+1 (x = 0: the context band)
+        fig.add_shape(type="rect", x0=1.5, x1=n_nodes + 1.5, y0=0.5, y1=n_nodes + 0.5,
+                      line=dict(color="#1f77b4", width=2, dash="dash"))
+        fig.add_annotation(x=n_nodes + 1.7, y=(n_nodes + 1) / 2, text="◀ verification branch:<br>P + own prefix",
+                           showarrow=False, xanchor="left", font=dict(color="#1f77b4", size=11),
+                           bgcolor="rgba(255,255,255,0.85)")
+    a = n_nodes + 1
+    fig.add_shape(type="rect", x0=a + 0.5, x1=n_rows + 0.5, y0=a - 0.5, y1=n_rows - 0.5,
+                  line=dict(color="#9467bd", width=2, dash="dash"))
+    text = "lookahead branch ▶<br>one trajectory per column"
+    if n_nodes:
+        fig.add_annotation(x=a + 0.3, y=(a + n_rows - 1) / 2, text=text, showarrow=False, xanchor="right",
+                           font=dict(color="#9467bd", size=11), bgcolor="rgba(255,255,255,0.85)")
+    else:
+        fig.add_annotation(x=n_rows + 0.5, y=a - 0.5, text=text.replace("<br>", ": "), showarrow=False,
+                           xanchor="right", yanchor="bottom", font=dict(color="#9467bd", size=11),
+                           bgcolor="rgba(255,255,255,0.85)")

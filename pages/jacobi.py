@@ -1,0 +1,62 @@
+import streamlit as st
+
+from paradec.plots.jacobi import committed_figure, grid_figure
+from paradec.plots.style import FROM_RUN
+from paradec.trace import Trace
+from ui.page import method_page
+from ui.style import chart, header
+
+INTRO = """**Jacobi decoding** needs no draft at all: guess a whole block of future tokens, let the
+target re-predict every position of the block in **one** forward pass, replace each guess by the
+target's prediction and repeat. A guess that the target predicts again, after a prefix that is
+already right, has reached its **fixed point** and is committed; the block then slides on.
+Santilli et al. 2023; Song et al. 2021."""
+
+HOW = """1. **Guess** *n* tokens after the pending token (the first time: the `init` rule, repeating the
+   last token, padding, or random context tokens; later: the target's last predictions).
+2. **One forward** over the pending token and the *n* guesses, with a causal mask: position *i*
+   is predicted from the guesses before it, right or wrong.
+3. **Commit** the prefix of guesses equal to the target's argmax (its fixed point), plus the
+   target's own token right after it: **at least one token per pass**, so greedy output is
+   exactly AR's. The other predictions become the next iteration's guesses.
+4. The trace keeps every iteration's block and which positions changed: the grid below."""
+
+WHY_ONE = """**Why about one token per pass?** This model was trained on *exact* prefixes (teacher
+forcing): it predicts position *i* well only when every token before *i* is right. In a Jacobi
+iteration the guesses before *i* are still wrong, so usually only the first guess, whose prefix is
+exact, reaches its fixed point, and τ stays near 1. **Consistency LLMs** (Kou et al., 2024)
+fine-tune the model to jump from *any* point of a Jacobi trajectory to the fixed point, so that
+several guesses converge in one pass."""
+
+COST = """**On this CPU** a pass over the block costs more than a one-token step (home page: the
+ridge point is near a dozen tokens), so with τ near 1 plain Jacobi is slower than AR here; the
+recorded traces use a block of 8 (9 tokens per pass) to keep that extra cost small."""
+
+
+def params() -> dict:
+    c = st.columns(2)
+    return {
+        "block": c[0].slider("block size n (guesses per pass)", 1, 32, 8, key="jacobi.block"),
+        "init": c[1].selectbox("initial guess", ["repeat", "pad", "random"], key="jacobi.init",
+                               help="repeat the last token, pad with token 0, or random context tokens (seeded)"),
+    }
+
+
+def panels(trace: Trace, i: int) -> dict:
+    figs = {"convergence": grid_figure(trace, i), "committed": committed_figure(trace, i)}
+    left, right = st.columns([2.2, 1])
+    with left:
+        header("Convergence grid", FROM_RUN)
+        chart(figs["convergence"], "jacobi.fig.grid")
+        st.caption("Rows: iterations (newest at the bottom, the current one outlined). Orange: the guess changed "
+                   "since the last iteration; blue: stable but not yet committed; green: committed (the fixed "
+                   "prefix and the target's own token after it). The block slides right by what it committed.")
+    with right:
+        header("Tokens per forward", FROM_RUN)
+        chart(figs["committed"], "jacobi.fig.committed")
+    st.markdown(WHY_ONE)
+    st.caption(COST)
+    return figs
+
+
+method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels)

@@ -1,0 +1,81 @@
+import streamlit as st
+
+from paradec.plots.lookahead import pool_html, window_figure, winner
+from paradec.plots.style import FROM_RUN
+from paradec.plots.tokens import label
+from paradec.trace import Trace
+from ui.page import method_page
+from ui.style import chart, header
+
+INTRO = """**Lookahead decoding** (Fu et al., 2024) runs Jacobi iterations *and* verification in the
+same forward pass. A **window** of W columns × N−1 levels keeps W Jacobi trajectories going; each
+pass closes one **n-gram** per column (read down the column, plus the target's new prediction) and
+stores it in a **pool** keyed by its first token. Up to G pooled n-grams that start with the
+pending token are **verified** in that same pass; the target keeps the longest one it agrees
+with, plus one token of its own, so greedy output is exactly AR's."""
+
+HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; level 0 starts at the pending
+   token). Column *c* of level *j* sits at position +*c*+*j* and attends to level 0 up to column *c*
+   and to column *c* of the levels above: one trajectory of consecutive positions.
+2. **Verification branch**: look the pending token up in the pool, merge its up-to-G n-grams into a
+   tree of candidates, each seeing only its own prefix.
+3. **One forward** over both branches with the **combined mask**: the two branches never see each other.
+4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
+   the window's last level predictions close W n-grams into the pool and become the next level."""
+
+DEFAULTS = """**Defaults for this CPU: W = 5, N = 3, G = 3.** The CPU's ridge point is low (home page: a pass
+over 16 tokens costs well over a one-token step), so every window token costs time. These
+defaults keep a pass at 1 + 9 window + at most 6 candidate tokens (10 to 12 in the recorded runs).
+N = 3 keeps the n-grams short, and the pool of a small model matches short ones far more often;
+in test runs on the four prompts (one thread) W = 5 gave τ 1.2 to 1.5 at about 110 ms a pass,
+W = 3 was as cheap per token (τ 1.0 to 1.2, about 97 ms) with fewer hits to see, while W = 8 or
+N = 4 cost 130 to 180 ms a pass for no better τ. None of them beats AR (about 55 ms a token) here:
+that needs τ above the ratio of pass costs, about 2. On a GPU the window is nearly free."""
+
+
+def params() -> dict:
+    c = st.columns(3)
+    return {
+        "window": c[0].slider("W (window columns)", 1, 16, 5, key="lookahead.window"),
+        "ngram": c[1].slider("N (n-gram size)", 2, 6, 3, key="lookahead.ngram"),
+        "candidates": c[2].slider("G (candidates verified)", 0, 10, 3, key="lookahead.candidates"),
+    }
+
+
+def story(trace: Trace, i: int) -> str:
+    ex = trace.steps[i].extras
+    cands = ex.get("candidates", [])
+    best, n_won = winner(trace, i)
+    if not cands:
+        found = "The pool had no n-gram starting with the pending token: only the window rode along."
+    elif best is None:
+        found = f"The pool offered {len(cands)} candidate(s); the target rejected the first token of each."
+    else:
+        won = " ".join(f"`{label(trace.text_of(t))}`" for t in cands[best][:n_won])
+        found = f"The pool offered {len(cands)} candidate(s); candidate {best + 1} won: {won}."
+    return f"{found} The window then added {len(ex.get('added', []))} n-grams to the pool."
+
+
+def panels(trace: Trace, i: int) -> dict:
+    p = trace.params
+    figs = {"window": window_figure(trace, i)}
+    st.markdown(story(trace, i))
+    left, right = st.columns([1.2, 1])
+    with left:
+        header(f"2D window: N = {p.get('ngram')} rows × W = {p.get('window')} columns", FROM_RUN)
+        chart(figs["window"], "lookahead.fig.window")
+        st.caption("Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what the "
+                   "target predicted after the last level. Each column read downwards is one n-gram for the "
+                   "pool: solid outline = new to the pool, dotted = already there.")
+    with right:
+        header(f"n-gram pool (searched with the pending token, G = {p.get('candidates')})", FROM_RUN)
+        st.html(pool_html(trace, i))
+        st.caption("Rebuilt from the trace by replaying every step's n-grams: per first token, the newest "
+                   "G continuations. The searched row is highlighted, its candidates numbered, the accepted "
+                   "tokens in green.")
+    st.caption(DEFAULTS)
+    return figs
+
+
+method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params,
+            panels=panels)
