@@ -81,6 +81,8 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
     dtype = pick_dtype(device, dtype)
     spec = spec or EMBEDDED
     path, name = (embedded_path(), EMBEDDED_NAME) if spec == EMBEDDED else (spec, spec)
+    if spec.startswith(("/", "./", "../", "~")) and not Path(spec).expanduser().is_dir():
+        raise ModelError(f"cannot load model {spec!r}: no such folder")
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False)

@@ -86,7 +86,8 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
     cur = -1
     while True:
         p = sampler.probs(logits[cur + 1])
-        p_top, rejected, chosen = top_list(p), False, None
+        p_top = first_top = top_list(p)
+        rejected, chosen = False, None
         for c in kids[cur]:
             node, q = nodes[c], draft.q[c] if draft.q else None
             q = one_hot(node.token, p) if q is None else q
@@ -103,13 +104,14 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
                 chosen = c
                 break
             rejected = True
-            if not sampler.greedy:
+            if not sampler.greedy:  # the next sibling is tested against what is left of p
                 p = residual(p, q)
+                p_top = top_list(p)
         if chosen is None:
             out.last = sampler.pick(p, gen)
             out.last_origin = "resampled" if rejected else ("bonus" if out.path else "target")
-            out.last_p_top = p_top
-            out.residual_top = top_list(p) if rejected and not sampler.greedy else None
+            out.last_p_top = first_top
+            out.residual_top = p_top if rejected and not sampler.greedy else None
             return out
         out.path.append(chosen)
         cur = chosen

@@ -24,6 +24,8 @@ import torch
 
 import paradec.verify
 from paradec.drafters.base import Draft, Drafter
+from paradec.drafters.jacobi import Jacobi
+from paradec.drafters.lookahead import Lookahead
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
@@ -300,12 +302,39 @@ def _ar_counts(target, prompt, sampler, runs):
 SETTINGS = {"t1": SAMPLE, "shaped": Sampler(temperature=0.8, top_k=5, top_p=0.9)}
 
 
+class SeededLookahead(Lookahead):
+    """Lookahead whose pool starts full: two candidate n-grams (siblings, one-hot q) under
+    every token, so the sampling rule is exercised from the first step on."""
+
+    def begin(self, prompt_ids):
+        super().begin(prompt_ids)
+        a, b, c = prompt_ids[:3]
+        self.pool = {t: [(c, a), (a, b)] for t in range(V)}
+
+
+class SeededJacobi(Jacobi):
+    """Jacobi whose fresh guesses continue the prompt's pattern (c, a, b), as prompt lookup
+    would: guesses the target often takes, so acceptance and rejection both happen."""
+
+    def _fill(self, ctx, k, gen):
+        return (ctx[2:5] * k)[:k]
+
+
+def _drafter(method: str, draft):
+    return {
+        "sps": lambda: SpeculativeSampling(draft, k=2),
+        "pld": lambda: PromptLookup(k=3),
+        "jacobi": lambda: SeededJacobi(block=3),
+        "lookahead": lambda: SeededLookahead(window=3, ngram=3, candidates=2),
+    }[method]
+
+
 @pytest.mark.parametrize("setting", SETTINGS)
-@pytest.mark.parametrize("method", ["sps", "pld"])
+@pytest.mark.parametrize("method", ["sps", "pld", "jacobi", "lookahead"])
 def test_first_two_tokens_match_autoregressive_sampling(pair, prompt, setting, method):
     target, draft = pair
     sampler, runs = SETTINGS[setting], RUNS[setting]
-    make = (lambda: SpeculativeSampling(draft, k=2)) if method == "sps" else (lambda: PromptLookup(k=3))
+    make = _drafter(method, draft)
     counts, accepted = _first_two(target, make, prompt, sampler, runs, seed0=0)
     assert accepted > 0.05 * runs  # drafts were accepted often (and rejected: see the prompt fixture)
     ar = _ar_counts(target, prompt, sampler, runs)
