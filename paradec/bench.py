@@ -19,7 +19,7 @@ from .trace import Trace
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
 
-def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all") -> list[dict]:
+def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all", per_category: int = 0) -> list[dict]:
     """Prompt rows: {'id', 'category', 'prompt'}; Spec-Bench rows use their first turn."""
     keep = {c for c in categories.split(",") if c}
     if split not in SPLITS:
@@ -38,10 +38,21 @@ def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "
         row = {"id": d.get("id", d.get("question_id", n)), "category": d.get("category", "all"), "prompt": prompt}
         if (not keep or row["category"] in keep) and split in ("all", split_of(d)):
             rows.append(row)
+    rows = _first_per_category(rows, per_category) if per_category > 0 else rows
     rows = rows[:limit] if limit > 0 else rows
     if not rows:
         raise methods.InputError(f"{path}: no prompts to run")
     return rows
+
+
+def _first_per_category(rows: list[dict], n: int) -> list[dict]:
+    """The first n rows of each category, in file order."""
+    kept, seen = [], defaultdict(int)
+    for r in rows:
+        seen[r["category"]] += 1
+        if seen[r["category"]] <= n:
+            kept.append(r)
+    return kept
 
 
 def bench_command(args) -> int:
@@ -49,7 +60,7 @@ def bench_command(args) -> int:
     for name in names:
         methods.check_method(name)
     peers = _peer_names(args)
-    rows = load_prompts(args.prompts, args.limit, args.categories, args.split)
+    rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     if any(methods.needs_draft_model(m) for m in names) and not args.draft:
         raise methods.InputError("sps needs a draft model (--draft ID_OR_PATH or self:N)")
     target, draft = load_models(args)
@@ -73,7 +84,8 @@ def bench(target, draft, names, peers, rows, args) -> dict:
                     top_k=args.top_k, seed=args.seed, chat=not args.no_chat)
     run(target, "ar", rows[0]["prompt"], **settings)  # warm-up: first-call costs are not a method's
     runs = defaultdict(list)  # name -> [(row, record)]
-    for row in rows:
+    for n, row in enumerate(rows, 1):
+        print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
         for _ in range(max(1, args.repeats)):
             for name in names:
                 d = draft if methods.needs_draft_model(name) else None
@@ -81,6 +93,7 @@ def bench(target, draft, names, peers, rows, args) -> dict:
                 runs[name].append((row, _record(t)))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
+    print(file=sys.stderr)
     return _aggregate(runs, rows, target, draft, args)
 
 

@@ -45,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--methods", required=True, help="comma-separated, e.g. pld,sps")
     b.add_argument("--prompts", required=True, help="JSONL: prompt (or Spec-Bench turns), optional id, category")
     b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
+    b.add_argument("--per-category", type=int, default=0, help="use the first N prompts of each category (0 = all)")
     b.add_argument("--categories", default="", help="comma-separated categories to keep")
     b.add_argument("--split", default="all", help="all, train or heldout (Spec-Bench prompts kept out of training)")
     b.add_argument("--repeats", type=int, default=1)
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # the CLI owns this process: keep its output clean
+    hf_logging.set_verbosity_error()  # deprecation notices from inside generate() are not the user's to fix
     hub_logging.set_verbosity_error()  # offline, a hub id logs two lines per download retry
     try:
         args = parser().parse_args(argv)
