@@ -38,8 +38,8 @@ def decode(
         draft = drafter.propose(ctx, sampler, gen)
         t1 = time.perf_counter()
         prefix = cache.get_seq_length() + len(uncached)
-        logits = target_forward(model, cache, uncached, draft)
-        out = accept(draft, logits, sampler, gen)
+        verified = target_forward(model, cache, uncached, draft, drafter.hidden_layers)
+        out = accept(draft, verified.logits, sampler, gen)
         compact(cache, prefix, out.path)
         tokens = [draft.tokens[i] for i in out.path] + [out.last]
         origins = ["accepted"] * len(out.path) + [out.last_origin]
@@ -55,7 +55,7 @@ def decode(
         produced += len(tokens)
         index += 1
         uncached = [out.last]  # the bonus token's KV is computed by the next verify pass
-        drafter.commit(ctx, draft, out.path, logits)
+        drafter.commit(ctx, draft, out.path, verified)
         yield step
         if tokens[-1] in eos_ids:
             return

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import tree
-from .drafters.base import Draft
+from .drafters.base import Draft, Verified
 from .sampling import Sampler, one_hot, residual, top_list
 from .trace import Node
 
@@ -29,8 +29,9 @@ def tree_attention_mask(
     return mask[None, None]
 
 
-def target_forward(model, cache, uncached: list[int], draft: Draft) -> torch.Tensor:
-    """Run the target over uncached context + draft nodes + window in ONE pass -> logits (1+N+W, V).
+def target_forward(model, cache, uncached: list[int], draft: Draft, hidden_layers: tuple[int, ...] = ()) -> Verified:
+    """Run the target over uncached context + draft nodes + window in ONE pass -> logits (1+N+W, V)
+    and, for the hidden_layers asked for, hidden states (layers, 1+N+W, H).
 
     Row 0 is the distribution after the pending token; row i+1 the one after node i; then
     the window's rows. Position ids are cache length + depth, so siblings share a position."""
@@ -43,8 +44,10 @@ def target_forward(model, cache, uncached: list[int], draft: Draft) -> torch.Ten
     if draft.window or not tree.is_chain(draft.parents):
         mask = tree_attention_mask(draft.parents, cached, len(uncached), model.dtype, draft.window_sees).to(device)
     keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
-    out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True, logits_to_keep=keep)
-    return out.logits[0].float()
+    out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True,
+                logits_to_keep=keep, output_hidden_states=bool(hidden_layers))
+    hidden = torch.stack([out.hidden_states[i][0, -keep:] for i in hidden_layers]) if hidden_layers else None
+    return Verified(out.logits[0].float(), hidden)
 
 
 def compact(cache, prefix: int, keep: list[int]) -> None:

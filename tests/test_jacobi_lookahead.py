@@ -103,7 +103,7 @@ def test_window_rows_equal_their_trajectories(model):
     with torch.no_grad():
         cache = DynamicCache()
         target_forward(model, cache, ctx[:-1], Draft())  # prefill all but the pending token
-        logits = target_forward(model, cache, [ctx[-1]], d)
+        logits = target_forward(model, cache, [ctx[-1]], d).logits
         block = [ctx[-1]] + d.tokens + d.window
         for row, sees in enumerate(mask_rows(d.parents, d.window_sees)):
             seq = ctx[:-1] + [block[k] for k, seen in enumerate(sees) if seen]

@@ -85,7 +85,7 @@ def test_each_node_sees_only_its_own_path(model, name, cached):
     cache = _cache_of(model, CONTEXT[:cached])
     draft = Draft(tokens=tokens, parents=parents)
     with torch.no_grad():
-        logits = target_forward(model, cache, CONTEXT[cached:], draft)
+        logits = target_forward(model, cache, CONTEXT[cached:], draft).logits
     assert logits.shape == (len(tokens) + 1, V)
     assert cache.get_seq_length() == len(CONTEXT) + len(tokens)
     torch.testing.assert_close(logits[0], _alone(model, CONTEXT), atol=ATOL, rtol=0)
@@ -153,3 +153,19 @@ def test_no_draft_is_one_target_token():
     out = accept(Draft(), _logits([33]), Sampler(), None)
     assert out.path == [] and out.nodes == []
     assert out.last == 33 and out.last_origin == "target"
+
+
+def test_hidden_states_of_each_node_are_those_of_its_path(model):
+    """Drafters that read the target's features (Medusa, EAGLE) get, per asked layer, each
+    row's hidden state: the same as running that node's path alone."""
+    parents, tokens = TREES["hand-drawn"]
+    cache = _cache_of(model, CONTEXT[:-1])
+    with torch.no_grad():
+        out = target_forward(model, cache, CONTEXT[-1:], Draft(tokens=tokens, parents=parents), hidden_layers=(1, -1))
+        assert out.hidden.shape == (2, len(tokens) + 1, model.config.hidden_size)
+        for i in range(-1, len(tokens)):
+            path = CONTEXT + [tokens[j] for j in tree.ancestors(parents, i)]  # i = -1: the pending token
+            alone = model(input_ids=torch.tensor([path]), output_hidden_states=True).hidden_states
+            torch.testing.assert_close(out.hidden[0, i + 1], alone[1][0, -1], atol=ATOL, rtol=0)
+            torch.testing.assert_close(out.hidden[1, i + 1], alone[-1][0, -1], atol=ATOL, rtol=0)
+    assert target_forward(model, _cache_of(model, CONTEXT[:-1]), CONTEXT[-1:], Draft()).hidden is None

@@ -32,10 +32,23 @@ class Draft:
     extras: dict = field(default_factory=dict)  # JSON-ready, copied into the step record
 
 
+@dataclass
+class Verified:
+    """What the verify pass gives back to the drafter: rows for the pending token, the nodes
+    and the window, in that order."""
+
+    logits: torch.Tensor  # (1+N+W, V)
+    hidden: torch.Tensor | None = None  # (len(hidden_layers), 1+N+W, H) when the drafter asks
+
+
 class Drafter:
     """Proposes nothing: with this drafter the loop is plain autoregressive decoding."""
 
     name = "ar"
+    # Target layers whose hidden states the drafter reads after each verify pass (Medusa and
+    # EAGLE draft from the target's features): indices into the model's hidden_states tuple,
+    # -1 = the final, normed layer. Empty: none are returned.
+    hidden_layers: tuple[int, ...] = ()
 
     def __init__(self):
         self.params: dict = {}  # the method's parameters, as given (recorded in traces)
@@ -47,7 +60,7 @@ class Drafter:
         """ctx = every committed token, the pending one (ctx[-1]) included."""
         return Draft()
 
-    def commit(self, ctx: list[int], draft: Draft, accepted: list[int], logits: torch.Tensor) -> None:
+    def commit(self, ctx: list[int], draft: Draft, accepted: list[int], verified: Verified) -> None:
         """Feedback after a step: ctx now holds the newly committed tokens too; accepted lists
-        the node indices of the accepted path; logits (1+N+W, V) are the verify pass's rows
-        for the pending token, the nodes and the window, in that order."""
+        the node indices of the accepted path; verified holds the verify pass's outputs.
+        Whatever commit adds to draft.extras lands in this step's record."""

@@ -35,12 +35,12 @@ class Jacobi(Drafter):
         self.guess = block
         return Draft(tokens=block, parents=list(range(-1, n - 1)), extras={"block": block, "changed": changed})
 
-    def commit(self, ctx, draft, accepted, logits):
+    def commit(self, ctx, draft, accepted, verified):
         # Row i+1 predicts the token after guess i: for positions past the committed ones these
         # predictions (made from a partly wrong prefix) are the next iteration's guesses.
         m = len(accepted)
         self.previous = draft.tokens[m + 1 :]
-        self.guess = torch.argmax(logits[m + 1 : len(draft.tokens) + 1], dim=-1).tolist()
+        self.guess = torch.argmax(verified.logits[m + 1 : len(draft.tokens) + 1], dim=-1).tolist()
 
     def _fill(self, ctx: list[int], k: int, gen) -> list[int]:
         if k <= 0:

@@ -57,8 +57,8 @@ class Lookahead(Drafter):
         self._rows = [index[(len(levels) - 1, i)] for i in range(w)]  # rows predicting the next level
         return tokens, pos, sees
 
-    def commit(self, ctx, draft, accepted, logits):
-        new = torch.argmax(logits[self._rows], dim=-1).tolist()
+    def commit(self, ctx, draft, accepted, verified):
+        new = torch.argmax(verified.logits[self._rows], dim=-1).tolist()
         grams = [tuple(level[i] for level in self.levels) + (new[i],) for i in range(self.params["window"])]
         for gram in grams:
             bucket = self.pool.setdefault(gram[0], [])

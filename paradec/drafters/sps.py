@@ -49,7 +49,7 @@ class SpeculativeSampling(Drafter):
         parents = list(range(-1, len(tokens) - 1))
         return Draft(tokens=tokens, parents=parents, q=qs, forwards=len(tokens), extras={"k": self.k})
 
-    def commit(self, ctx, draft, accepted, logits):
+    def commit(self, ctx, draft, accepted, verified):
         # The draft cache holds the drafted tokens but the last; keep those that were accepted.
         valid = len(ctx) - 1 - len(accepted) + min(len(accepted), len(draft.tokens) - 1)
         extra = self.cache.get_seq_length() - valid
