@@ -23,6 +23,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
+# Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
+bench: $(STAMP)
+	$(BIN)/python -m paradec bench --methods pld,sps,jacobi,lookahead --prompts ../shared/data/specbench_questions.jsonl \
+		--split heldout --per-category 1 --max-new-tokens 64 --peers hf $(BENCH_ARGS)
+
 traces: $(STAMP)
 	$(BIN)/python scripts/record_traces.py
 
