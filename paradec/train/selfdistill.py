@@ -8,6 +8,7 @@ hidden (B, L, H) float16 (the target's final-norm hidden state at each position)
 from __future__ import annotations
 
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -22,24 +23,29 @@ SPECBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sp
 EXTRA_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "train_prompts.jsonl"
 
 
-def training_prompts(specbench: Path = SPECBENCH, extra: Path = EXTRA_PROMPTS) -> list[str]:
-    """Spec-Bench's training split plus the prompts the repo ships; never the held-out split."""
+def training_prompts(specbench: Path = SPECBENCH, extra: Path = EXTRA_PROMPTS, seed: int = 0) -> list[str]:
+    """Spec-Bench's training split plus the prompts the repo ships, never the held-out split,
+    in a seeded shuffle so that any first N prompts mix all categories."""
     rows = [r for r in read_jsonl(specbench) if split_of(r) == "train"] if specbench.exists() else []
     rows += read_jsonl(extra) if extra.exists() else []
-    return [p for p in map(first_turn, rows) if p]
+    prompts = [p for p in map(first_turn, rows) if p]
+    random.Random(seed).shuffle(prompts)
+    return prompts
 
 
 def generate_shards(target: Loaded, prompts: list[str], out: Path, samples: int = 2, batch: int = 8,
                     max_new_tokens: int = 128, max_prompt_tokens: int = 384, seed: int = 0) -> Path:
     """Answer every prompt `samples` times (the first greedy, the others sampled at T=0.8)."""
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [(s, i) for s in range(samples) for i in range(0, len(prompts), batch)]
+    encoded = [encode_prompt(target.tokenizer, p) for p in prompts]
+    encoded = [e for e in encoded if len(e) <= max_prompt_tokens]  # cutting a prompt would cut its chat header
+    print(f"{len(encoded)} of {len(prompts)} prompts fit in {max_prompt_tokens} tokens", file=sys.stderr)
+    jobs = [(s, i) for s in range(samples) for i in range(0, len(encoded), batch)]
     t0 = time.perf_counter()
     for n, (s, i) in enumerate(jobs):
         path = out / f"shard-s{s}-{i:05d}.safetensors"
         if not path.exists():  # written atomically below: an existing shard is complete
-            enc = [encode_prompt(target.tokenizer, p)[-max_prompt_tokens:] for p in prompts[i : i + batch]]
-            tensors = _answer(target, enc, max_new_tokens, seed + 1000 * s + i if s else None)
+            tensors = _answer(target, encoded[i : i + batch], max_new_tokens, seed + 1000 * s + i if s else None)
             tmp = path.with_suffix(".tmp")
             save_file(tensors, str(tmp))
             tmp.rename(path)
@@ -47,7 +53,7 @@ def generate_shards(target: Loaded, prompts: list[str], out: Path, samples: int 
         eta = (time.perf_counter() - t0) / done * (len(jobs) - done)
         print(f"\rself-distillation data: {done}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="", file=sys.stderr)
     print(file=sys.stderr)
-    (out / "manifest.json").write_text(json.dumps({"prompts": len(prompts), "samples": samples,
+    (out / "manifest.json").write_text(json.dumps({"prompts": len(encoded), "samples": samples,
                                                    "max_new_tokens": max_new_tokens, "seed": seed}))
     return out
 
