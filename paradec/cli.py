@@ -109,6 +109,8 @@ def _run(args) -> int:
 
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
+    if methods.lossy(args.method, params):
+        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     if methods.needs_draft_model(args.method) and not args.draft:
         raise methods.InputError(f"method {args.method!r} needs a draft model (--draft ID_OR_PATH)")

@@ -7,13 +7,16 @@ import inspect
 from .drafters.base import Drafter
 from .drafters.jacobi import Jacobi
 from .drafters.lookahead import Lookahead
+from .drafters.medusa import Medusa
 from .drafters.pld import PromptLookup
 from .drafters.sps import SpeculativeSampling
 
 METHODS: dict[str, type[Drafter]] = {
     "ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup, "jacobi": Jacobi, "lookahead": Lookahead,
+    "medusa": Medusa,
 }
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
+TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head)
 
 
 class InputError(ValueError):
@@ -33,7 +36,12 @@ def needs_draft_model(method: str) -> bool:
 def defaults(method: str) -> dict:
     """The method's parameters and their default values."""
     sig = inspect.signature(check_method(method).__init__)
-    return {n: p.default for n, p in sig.parameters.items() if n not in ("self", DRAFT_MODEL_ARG)}
+    return {n: p.default for n, p in sig.parameters.items() if n not in ("self", DRAFT_MODEL_ARG, TARGET_MODEL_ARG)}
+
+
+def lossy(method: str, params: dict) -> str:
+    """Why this method and these parameters do not keep the target's distribution ("" if they do)."""
+    return check_method(method).lossy(params)
 
 
 def parse_params(method: str, pairs: list[str] | dict) -> dict:
@@ -49,8 +57,10 @@ def parse_params(method: str, pairs: list[str] | dict) -> dict:
     return params
 
 
-def make_drafter(method: str, params: dict, draft_model=None) -> Drafter:
+def make_drafter(method: str, params: dict, draft_model=None, target_model=None) -> Drafter:
     cls = check_method(method)
+    if TARGET_MODEL_ARG in inspect.signature(cls.__init__).parameters:
+        params = {**params, TARGET_MODEL_ARG: target_model}
     try:
         if needs_draft_model(method):
             if draft_model is None:

@@ -58,7 +58,7 @@ def run(
     params = methods.parse_params(method, params or {})
     if draft is not None:
         check_pair(target, draft)
-    drafter = methods.make_drafter(method, params, draft.model if draft else None)
+    drafter = methods.make_drafter(method, params, draft.model if draft else None, target.model)
     prompt_ids = encode_prompt(target.tokenizer, prompt, chat)
     limit = getattr(target.model.config, "max_position_embeddings", None)
     if limit and len(prompt_ids) + max_new_tokens > limit:

@@ -65,3 +65,19 @@ def position_offsets(parents: list[int]) -> list[int]:
     """Position of the pending token and each node, relative to the pending token."""
     return [0] + depths(parents)
 
+
+
+def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """A Medusa tree given as paths (`medusa_choices`: each path lists a top-k rank per head,
+    e.g. [0, 1] = head 1's top token, then head 2's second) -> (node paths, parents).
+
+    Prefixes are implied ([0, 1] brings [0]); nodes come in Medusa's order, shorter paths
+    first, then by rank, so parents come before children."""
+    nodes: set[tuple[int, ...]] = set()
+    for path in paths:
+        if not path or any(not isinstance(r, int) or r < 0 for r in path):
+            raise ValueError(f"a tree path is a non-empty list of ranks >= 0, got {path!r}")
+        nodes.update(tuple(path[:d]) for d in range(1, len(path) + 1))
+    order = sorted(nodes, key=lambda p: (len(p), p))
+    index = {p: i for i, p in enumerate(order)}
+    return order, [index[p[:-1]] if len(p) > 1 else -1 for p in order]

@@ -5,6 +5,7 @@ the pending token), N = drafted nodes, C = tokens already cached, V = vocabulary
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -84,8 +85,10 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
     A deterministic proposal has a one-hot q, so it is accepted with probability p(token)."""
     depth = tree.depths(draft.parents)
     nodes = [Node(token=t, parent=par, depth=d) for t, par, d in zip(draft.tokens, draft.parents, depth)]
-    kids = tree.children(draft.parents)
     out = Outcome(nodes=nodes)
+    if draft.typical and not sampler.greedy:  # at temperature 0 typical acceptance is greedy
+        return _accept_typical(draft, logits, sampler, gen, out)
+    kids = tree.children(draft.parents)
     cur = -1
     while True:
         p = sampler.probs(logits[cur + 1])
@@ -118,3 +121,38 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
             return out
         out.path.append(chosen)
         cur = chosen
+
+
+def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, out: Outcome) -> Outcome:
+    """Medusa-2's typical acceptance (LOSSY): a node passes when p(token) > min(epsilon,
+    delta * exp(-H(p))), p being the target's distribution after its parent; the deepest
+    path of passing nodes wins (ties: the likelier path), and the next token is drawn from
+    p after it. No rejection sampling: the output distribution is not exactly the target's.
+    Each tested node's threshold goes to draft.extras["threshold"]."""
+    eps, delta = draft.typical
+    passed, score, thresholds = {}, {-1: 0.0}, [None] * len(out.nodes)
+    rows = {}  # row -> (p, its top-k), each computed once
+    for i, node in enumerate(out.nodes):  # parents come before children
+        par = draft.parents[i]
+        if par >= 0 and not passed[par]:
+            passed[i] = False  # unreached: its parent failed
+            continue
+        if par + 1 not in rows:
+            p = sampler.probs(logits[par + 1])
+            rows[par + 1] = p, top_list(p)
+        p, node.p_top = rows[par + 1]
+        entropy = -float((p * torch.log(p + 1e-5)).sum())  # Medusa's own formula
+        thresholds[i] = round(min(eps, delta * math.exp(-entropy)), 6)
+        p_token = float(p[node.token])
+        node.p, node.status = round(p_token, 6), "rejected"
+        passed[i] = p_token > min(eps, delta * math.exp(-entropy))
+        score[i] = score[par] + math.log(max(p_token, 1e-30))
+    best = max((i for i in passed if passed[i]), key=lambda i: (out.nodes[i].depth, score[i]), default=None)
+    out.path = tree.ancestors(draft.parents, best) if best is not None else []
+    for i in out.path:
+        out.nodes[i].status = "accepted"
+    draft.extras["threshold"] = thresholds
+    p = sampler.probs(logits[out.path[-1] + 1 if out.path else 0])
+    out.last, out.last_origin = sampler.pick(p, gen), "bonus" if out.path else "target"
+    out.last_p_top = top_list(p)
+    return out

@@ -28,6 +28,9 @@ class Draft:
     window: list[int] = field(default_factory=list)
     window_pos: list[int] = field(default_factory=list)
     window_sees: list[list[int]] = field(default_factory=list)
+    # Medusa-2's typical acceptance (epsilon, delta), or None for exact acceptance. LOSSY when
+    # sampling: a node passes when p(token) > min(epsilon, delta * exp(-H(p))), no rejection sampling.
+    typical: tuple[float, float] | None = None
     forwards: int = 0  # draft-model forward passes spent on this proposal
     extras: dict = field(default_factory=dict)  # JSON-ready, copied into the step record
 
@@ -52,6 +55,12 @@ class Drafter:
 
     def __init__(self):
         self.params: dict = {}  # the method's parameters, as given (recorded in traces)
+
+    @staticmethod
+    def lossy(params: dict) -> str:
+        """Why these parameters make sampling lossy (the output distribution is not exactly
+        the target's), or "" when they do not. The CLI warns; traces and pages label it."""
+        return ""
 
     def begin(self, prompt_ids: list[int]) -> None:
         """A new run starts from these prompt tokens."""

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
+from . import medusa
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -20,7 +21,10 @@ def main(argv=None) -> int:
     d.add_argument("--max-new-tokens", type=int, default=128)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--model", default=None)
+    medusa.add_parser(sub)
     args = p.parse_args(argv)
+    if args.command == "medusa":
+        return medusa.command(args, argv)
     prompts = training_prompts()
     prompts = prompts[: args.limit] if args.limit else prompts
     target = load(args.model)

@@ -1,0 +1,150 @@
+"""Medusa (Cai et al., 2024): K heads on the target's last hidden state guess the tokens
+after the next one; their top-k guesses form a sparse tree verified in one pass.
+
+Offsets. The verify pass returns the hidden state h of every row. After a step, h of the
+last accepted node (or of the pending token, row 0, when none was accepted) sits at some
+position s; the target's own logits there gave the bonus token s + 1, which becomes the
+next pending token. Head k on that h predicts position s + 1 + k = pending + k: so depth k
+of the next tree is head k's guess. The first step drafts nothing: the prompt's last hidden
+state only exists after the prefill, which is the first verify pass.
+
+A tree is a list of paths (`medusa_choices`): path [r1, r2] is head 1's rank-r1 token
+followed by head 2's rank-r2 token (Medusa-1's heads see only h, so a node's token
+depends on its depth and rank alone). Proposals are deterministic (one-hot q): exact
+acceptance is greedy matching, or, when sampling, the verifier's rejection sampling over
+siblings (accept a child with p(token), else drop it from p and try the next), which is
+lossless, as Medusa's match-based sampling is. Medusa-2's typical acceptance is an option,
+and LOSSY."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import torch
+
+from .. import tree as trees
+from . import medusa_heads
+from .base import Draft, Drafter
+from .subset import VocabSubset
+
+SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "medusa-smollm2"
+ACCEPTANCE = ("exact", "typical")
+# Preset trees. On a 2-core CPU a verify pass costs about the same for 4 to 12 tokens and
+# grows after that (61 / 93 / 91 / 100 / 115 ms for 1 / 4 / 8 / 12 / 16 tokens), so the
+# CPU presets stay near a dozen nodes; mc_sim_7b_63 is Medusa's own 63-node tree for GPUs.
+TREES = {
+    "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],
+    "small8": [[0], [1], [0, 0], [1, 0], [0, 1], [0, 0, 0], [0, 0, 0, 0], [2]],
+    "cpu12": [[0], [1], [2], [0, 0], [1, 0], [0, 1], [2, 0], [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 0, 0], [0, 0, 1]],
+    "wide16": [[0], [1], [2], [3], [0, 0], [1, 0], [0, 1], [2, 0], [0, 2], [1, 1], [0, 0, 0], [1, 0, 0],
+               [0, 1, 0], [0, 0, 1], [0, 0, 0, 0], [1, 0, 0, 0]],
+    "mc_sim_7b_63": [[0], [0, 0], [1], [0, 1], [2], [0, 0, 0], [1, 0], [0, 2], [3], [0, 3], [4], [0, 4], [2, 0],
+                     [0, 5], [0, 0, 1], [5], [0, 6], [6], [0, 7], [0, 1, 0], [1, 1], [7], [0, 8], [0, 0, 2], [3, 0],
+                     [0, 9], [8], [9], [1, 0, 0], [0, 2, 0], [1, 2], [0, 0, 3], [4, 0], [2, 1], [0, 0, 4], [0, 0, 5],
+                     [0, 0, 0, 0], [0, 1, 1], [0, 0, 6], [0, 3, 0], [5, 0], [1, 3], [0, 0, 7], [0, 0, 8], [0, 0, 9],
+                     [6, 0], [0, 4, 0], [1, 4], [7, 0], [0, 1, 2], [2, 0, 0], [3, 1], [2, 2], [8, 0], [0, 5, 0],
+                     [1, 5], [1, 0, 1], [0, 2, 1], [9, 0], [0, 6, 0], [0, 0, 0, 1], [1, 6], [0, 7, 0]],
+}
+
+
+class Medusa(Drafter):
+    name = "medusa"
+    hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
+
+    def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
+                 epsilon: float = 0.09, delta: float = 0.3):
+        """heads: a folder or file of heads ("" = the shipped heads for the embedded model);
+        tree: a preset name, or paths as JSON ("" = the heads' own default tree)."""
+        if acceptance not in ACCEPTANCE:
+            raise ValueError(f"acceptance must be one of {', '.join(ACCEPTANCE)}")
+        if not 0 < epsilon <= 1 or not delta > 0:
+            raise ValueError("typical acceptance needs 0 < epsilon <= 1 and delta > 0")
+        self.params = {"heads": heads, "tree": tree, "acceptance": acceptance, "epsilon": epsilon, "delta": delta}
+        loaded = _load_heads(heads)
+        self.paths = _parse_tree(tree, loaded)
+        self.nodes, self.parents = trees.paths_to_tree(self.paths)
+        self.width = 1 + max(p[-1] for p in self.nodes)  # how many top-k tokens a head must give
+        self.heads, self.lm, self.ids = _prepare(loaded, target_model, max(map(len, self.nodes)), self.width)
+
+    @staticmethod
+    def lossy(params: dict) -> str:
+        if params.get("acceptance") != "typical":
+            return ""
+        return "medusa acceptance=typical is LOSSY when sampling: the output does not follow the target's distribution"
+
+    def begin(self, prompt_ids):
+        self.h = None  # hidden state of the last accepted position; None until the prefill ran
+
+    @torch.inference_mode()
+    def propose(self, ctx, sampler, gen) -> Draft:
+        label = "typical (LOSSY)" if self.params["acceptance"] == "typical" else "exact"
+        if self.h is None:
+            return Draft(extras={"acceptance": label})
+        probs = torch.softmax(self.heads.logits(self.h, self.lm).float(), dim=-1)  # (K, V')
+        top_p, top_i = probs.topk(self.width, dim=-1)
+        top_ids = (self.ids[top_i] if self.ids is not None else top_i).tolist()
+        top_p = top_p.tolist()
+        tokens = [top_ids[len(p) - 1][p[-1]] for p in self.nodes]
+        extras = {
+            "acceptance": label, "rank": [p[-1] for p in self.nodes],
+            "head_p": [round(top_p[len(p) - 1][p[-1]], 6) for p in self.nodes],
+            "head_top": [[[t, round(q, 6)] for t, q in zip(ti, tp)] for ti, tp in zip(top_ids, top_p)],
+        }
+        typical = (self.params["epsilon"], self.params["delta"]) if label != "exact" else None
+        return Draft(tokens=tokens, parents=list(self.parents), typical=typical, extras=extras)
+
+    def commit(self, ctx, draft, accepted, verified):
+        row = accepted[-1] + 1 if accepted else 0  # row 0 is the pending token
+        self.h = verified.hidden[0, row].clone()
+
+
+def _load_heads(spec: str) -> medusa_heads.MedusaHeads:
+    if not spec and not SHIPPED.exists():
+        raise ValueError("no shipped heads: train them (python -m paradec.train medusa) or give heads=PATH")
+    try:
+        return medusa_heads.load(spec or SHIPPED)
+    except (OSError, RuntimeError) as e:
+        raise ValueError(f"cannot load heads {spec!r}: {e}") from None
+
+
+def _parse_tree(spec: str, heads) -> list[list[int]]:
+    if not spec:
+        return heads.tree or TREES["cpu12"]
+    if spec in TREES:
+        return TREES[spec]
+    try:
+        paths = json.loads(spec)
+        if not isinstance(paths, list) or not paths:
+            raise ValueError
+        trees.paths_to_tree(paths)
+    except ValueError:
+        raise ValueError(f"tree must be one of {', '.join(TREES)} or a JSON list of paths like [[0], [0, 0]]") from None
+    return paths
+
+
+def _prepare(heads, target_model, depth: int, width: int):
+    """Heads on the target's device and dtype (a copy when they differ: the loaded ones are
+    shared), the LM-head rows they score with, and the subset's token ids (None: all)."""
+    cfg, lm = target_model.config, target_model.get_output_embeddings().weight
+    if heads.heads[0][0].linear.weight.shape[1] != cfg.hidden_size:
+        raise ValueError(f"heads of hidden size {heads.heads[0][0].linear.weight.shape[1]} do not fit a target "
+                         f"of hidden size {cfg.hidden_size}")
+    if depth > heads.num_heads:
+        raise ValueError(f"the tree is {depth} deep but there are only {heads.num_heads} heads")
+    p = next(heads.parameters())
+    if (p.device, p.dtype) != (lm.device, lm.dtype):
+        heads = copy.deepcopy(heads).to(lm.device, lm.dtype)
+    if heads.own_lm_heads:  # the official format: full-vocabulary LM heads of their own
+        if heads.heads[0][-1].weight.shape[0] != cfg.vocab_size:
+            raise ValueError("the heads' vocabulary does not match the target's")
+        rows, ids = None, None
+    elif heads.vocab_ids is not None:
+        subset = VocabSubset(heads.vocab_ids.to(lm.device), lm.shape[0])
+        rows, ids = subset.head(lm), subset.ids
+    else:
+        rows, ids = lm, None
+    vocab = rows.shape[0] if rows is not None else cfg.vocab_size
+    if width > vocab:
+        raise ValueError(f"the tree asks for rank {width - 1} but the heads score only {vocab} tokens")
+    return heads, rows, ids

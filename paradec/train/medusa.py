@@ -1,0 +1,252 @@
+"""Training Medusa-1 heads on self-distillation data (python -m paradec.train medusa).
+
+The target stays frozen: its final hidden states come from the shards, and the heads
+share its LM head restricted to the V' tokens most frequent in the target's own answers.
+Head k on the hidden state at position t learns the token at t + 1 + k (cross-entropy,
+weighted 0.8^k as in the paper), on positions whose target token is part of an answer
+and inside the subset. A slice of the sequences is kept out to measure each head's top-k
+accuracy, from which the default tree is grown (see best_tree)."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+
+import torch
+
+from ..drafters.medusa_heads import MedusaHeads
+
+VAL_EVERY = 10  # every 10th sequence is kept out of training, for the accuracies
+TOP = 10  # ranks measured per head
+
+
+@dataclass
+class Data:
+    x: torch.Tensor  # (N, H) float16 hidden states
+    y: torch.Tensor  # (N, K) subset index of the token at t + 1 + k; -1: no answer token there, -2: outside the subset
+
+
+def positions(shards: list[dict], heads: int, val: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hidden states and the K next-next tokens (-1 where not an answer token) of every
+    position where head 1 has a target: (N, H), (N, K) target ids."""
+    xs, ys = [], []
+    for s in shards:
+        keep = (torch.arange(s["tokens"].shape[0]) % VAL_EVERY == 0) == val
+        tokens, answer, hidden = s["tokens"][keep].long(), s["answer"][keep], s["hidden"][keep]
+        L = tokens.shape[1]
+        y = torch.full((*tokens.shape, heads), -1, dtype=torch.long)
+        for k in range(1, heads + 1):  # head k at t predicts t + 1 + k
+            if L > 1 + k:
+                y[:, : L - 1 - k, k - 1] = torch.where(answer[:, 1 + k :], tokens[:, 1 + k :], -1)
+        rows = y[..., 0] >= 0
+        xs.append(hidden[rows])
+        ys.append(y[rows])
+    return torch.cat(xs), torch.cat(ys)
+
+
+def vocab_subset(y: torch.Tensor, size: int) -> torch.Tensor:
+    """The `size` most frequent target tokens, most frequent first."""
+    ids, counts = torch.unique(y[y >= 0], return_counts=True)
+    return ids[torch.argsort(counts, descending=True, stable=True)][:size]
+
+
+def to_subset(y: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:
+    table = torch.full((vocab,), -2, dtype=torch.long)
+    table[ids] = torch.arange(len(ids))
+    return torch.where(y >= 0, table[y.clamp(min=0)], -1)
+
+
+def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int = 1, steps: int = 600,
+          vocab: int = 4096, batch: int = 512, lr: float = 1e-3, seed: int = 0, log=None) -> tuple[MedusaHeads, dict]:
+    """-> (trained heads, stats: data sizes, coverage, loss, per-head top-k accuracy)."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    torch.manual_seed(seed)
+    x, y = positions(shards, heads, val=False)
+    ids = vocab_subset(y, vocab)
+    train_set = Data(x, to_subset(y, ids, lm_head.shape[0]))
+    vx, vy = positions(shards, heads, val=True)
+    val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]))
+    model = MedusaHeads(x.shape[1], heads, layers, vocab_ids=ids.int())
+    rows = lm_head.index_select(0, ids).float()
+    loss = _fit(model, rows, train_set, steps, batch, lr, seed, log)
+    stats = {"train_positions": len(x), "val_positions": len(vx), "vocab": len(ids),
+             "coverage": round(float((train_set.y >= 0).sum() / max(1, (y >= 0).sum())), 4),
+             "final_loss": round(loss, 4), "accuracy": accuracy(model, rows, val_set)}
+    return model, stats
+
+
+def _fit(model, rows, data: Data, steps: int, batch: int, lr: float, seed: int, log) -> float:
+    weights = torch.tensor([0.8**k for k in range(model.num_heads)])  # later heads count less (paper)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+    gen = torch.Generator().manual_seed(seed)
+    model.train()
+    t0, ema = time.perf_counter(), None
+    for step in range(steps):
+        idx = torch.randint(len(data.x), (batch,), generator=gen)
+        logits = model.logits(data.x[idx].float(), rows)  # (K, B, V')
+        y = data.y[idx].T.clamp(min=-1)  # (K, B); tokens outside the subset are skipped too
+        per_head = torch.stack([torch.nn.functional.cross_entropy(l, t, ignore_index=-1) if (t >= 0).any()
+                                else l.sum() * 0 for l, t in zip(logits, y)])
+        loss = (weights * per_head).sum() / weights.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
+        if step % 50 == 0 or step == steps - 1:
+            log(f"medusa: step {step + 1}/{steps} loss {ema:.3f} ({time.perf_counter() - t0:.0f} s)")
+    model.eval()
+    return ema
+
+
+@torch.no_grad()
+def accuracy(model, rows, data: Data, chunk: int = 2048) -> list[list[float]]:
+    """acc[k][r]: share of held-out positions where head k+1's rank-r token is the right one
+    (positions whose token is outside the subset count as misses)."""
+    hits = torch.zeros(model.num_heads, TOP)
+    count = torch.zeros(model.num_heads)
+    for i in range(0, len(data.x), chunk):
+        top = model.logits(data.x[i : i + chunk].float(), rows).topk(TOP, dim=-1).indices  # (K, B, TOP)
+        y = data.y[i : i + chunk].T  # (K, B)
+        hits += ((top == y[..., None]) & (y >= 0)[..., None]).sum(1).float()
+        count += (y != -1).sum(1).float()  # a token outside the subset (-2) is a miss
+    return [[round(float(h), 4) for h in row] for row in hits / count.clamp(min=1)[:, None]]
+
+
+def best_tree(acc: list[list[float]], size: int) -> tuple[list[list[int]], float]:
+    """Grow a tree of `size` nodes greedily by the chance of reaching each node, taking
+    heads as independent (as Medusa's own tree search does): a path's value is the
+    product of acc[head][rank] along it. -> (paths, expected accepted drafts per step)."""
+    chosen: list[tuple[int, ...]] = []
+    value = {(): 1.0}
+    frontier = {(r,): acc[0][r] for r in range(len(acc[0]))}
+    while len(chosen) < size and frontier:
+        node = max(frontier, key=lambda n: (frontier[n], [-r for r in n]))
+        value[node] = frontier.pop(node)
+        chosen.append(node)
+        if len(node) < len(acc):  # its children become candidates
+            frontier.update({(*node, r): value[node] * a for r, a in enumerate(acc[len(node)])})
+    return [list(n) for n in chosen], sum(value[n] for n in chosen)
+
+
+# ---------------------------------------------------------------- the command and its card
+
+VERIFY_SIZES = (1, 2, 4, 6, 8, 12, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
+
+
+@torch.inference_mode()
+def verify_ms(model, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 5) -> dict[int, float]:
+    """Median time of one target forward over n new tokens after a `context`-token cache."""
+    from transformers import DynamicCache
+
+    out = {}
+    for n in sizes:
+        times = []
+        for _ in range(repeats):
+            cache = DynamicCache()
+            model(input_ids=torch.zeros(1, context, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=1)
+            t0 = time.perf_counter()
+            model(input_ids=torch.zeros(1, n, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=n)
+            times.append((time.perf_counter() - t0) * 1e3)
+        out[n] = round(sorted(times)[len(times) // 2], 1)
+    return out
+
+
+def choose_tree(acc, cost: dict[int, float]) -> tuple[list[list[int]], list[dict]]:
+    """The tree size with the most expected tokens per millisecond: (1 + expected accepted
+    drafts) / time of a verify pass over the pending token and the nodes."""
+    table = []
+    for n in (s - 1 for s in sorted(cost) if s > 1):
+        paths, accepted = best_tree(acc, n)
+        table.append({"nodes": n, "expected_tau": round(1 + accepted, 3), "verify_ms": cost[n + 1],
+                      "tokens_per_s": round((1 + accepted) / cost[n + 1] * 1e3, 1), "paths": paths})
+    best = max(table, key=lambda r: r["tokens_per_s"])
+    return best["paths"], table
+
+
+def card(stats: dict, table: list[dict], paths, args, target: str, seconds: float, command: str) -> str:
+    acc = stats["accuracy"]
+    rows = "\n".join(f"| {k + 1} | " + " | ".join(f"{a:.3f}" for a in acc[k][:5]) + f" | {sum(acc[k][:5]):.3f} |"
+                     for k in range(len(acc)))
+    sizes = "\n".join(f"| {r['nodes']} | {r['verify_ms']} | {r['expected_tau']} | {r['tokens_per_s']} |" for r in table)
+    return f"""# Medusa-1 heads for {target}
+
+{args.heads} heads, each {args.layers} residual block(s) h + SiLU(W h + b) on the target's final normed hidden
+state, feeding the target's own LM head restricted to the {stats['vocab']} tokens most frequent in its answers
+(V'; {stats['coverage']:.1%} of the answer tokens). Head k on position t predicts the token at t + 1 + k.
+The target stays frozen. Load with `--method medusa` (the default heads) or `--set heads=DIR`.
+
+- Command: `{command}`
+- Data: self-distillation shards in `{args.data}` (the target's own answers to the training split of Spec-Bench;
+  the held-out split never enters), {stats['train_positions']} training positions, {stats['val_positions']} kept out
+  (every {VAL_EVERY}th sequence) for the accuracies below.
+- Training: {args.steps} steps of {args.batch} positions, AdamW (lr {args.lr}, weight decay 0.01, warm-up then cosine),
+  loss weights 0.8^k per head, seed {args.seed}, {seconds:.0f} s on this machine's CPU; final loss {stats['final_loss']}.
+
+## Top-k accuracy on the kept-out sequences
+
+| head | top-1 | top-2 | top-3 | top-4 | top-5 | top-5 total |
+|---|---|---|---|---|---|---|
+{rows}
+
+## The default tree
+
+Grown greedily by the chance of reaching each node (heads taken as independent, as Medusa's own tree
+search does), for each size; the verify time of the pending token plus the nodes was measured here
+(one target forward after a 200-token context, median of 5). On this 2-core CPU a pass costs about the
+same up to a dozen tokens and then grows, so the best trade is a small tree:
+
+| nodes | verify ms | expected τ | expected tokens/s |
+|---|---|---|---|
+{sizes}
+
+Chosen ({len(paths)} nodes): `{json.dumps(paths)}`
+"""
+
+
+def add_parser(sub) -> None:
+    from ..drafters.medusa import SHIPPED
+    from ..models import cache_dir
+
+    t = sub.add_parser("medusa", help="train Medusa-1 heads on the self-distillation data (weights + model card)")
+    t.add_argument("--data", default=str(cache_dir() / "distill"), help="the self-distillation shards")
+    t.add_argument("--heads", type=int, default=4)
+    t.add_argument("--layers", type=int, default=1, help="residual blocks per head")
+    t.add_argument("--steps", type=int, default=600)
+    t.add_argument("--batch", type=int, default=512, help="positions per step")
+    t.add_argument("--vocab", type=int, default=4096, help="V': how many of the most frequent answer tokens the heads score")
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
+    t.add_argument("--out", default=str(SHIPPED))
+    t.add_argument("--model", default=None, help="the target (default: the embedded model)")
+
+
+def command(args, argv) -> int:
+    from pathlib import Path
+
+    from ..drafters.medusa_heads import OURS, save
+    from ..models import load
+    from .selfdistill import load_shards
+
+    torch.set_num_threads(args.threads)
+    target = load(args.model, "cpu", "float32")
+    t0 = time.perf_counter()
+    lm = target.model.get_output_embeddings().weight.detach()
+    heads, stats = train(load_shards(Path(args.data).expanduser()), lm, args.heads, args.layers, args.steps,
+                         args.vocab, args.batch, args.lr, args.seed)
+    seconds = time.perf_counter() - t0
+    paths, table = choose_tree(stats["accuracy"], verify_ms(target.model))
+    heads.tree, heads.target = paths, target.name
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    save(heads, out / OURS)
+    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    (out / "card.md").write_text(card(stats, table, paths, args, target.name, seconds, cmd))
+    (out / "stats.json").write_text(json.dumps({**stats, "tree_sizes": table, "seconds": round(seconds, 1)}, indent=1))
+    print(f"medusa: {args.heads} heads, top-1 {[a[0] for a in stats['accuracy']]}, tree of {len(paths)} -> {out}",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,62 @@
+"""Medusa training end to end on a tiny model in seconds: self-distillation shards, the
+`python -m paradec.train medusa` command, its weights and card, a run with those heads
+(greedy equal to AR), and the CLI's LOSSY warning for typical acceptance."""
+import json
+
+import pytest
+import torch
+
+from paradec.cli import main as cli_main
+from paradec.drafters import medusa_heads
+from paradec.run import run
+from paradec.train.__main__ import main as train_main
+from paradec.train.medusa import best_tree, positions, to_subset, vocab_subset
+from paradec.train.selfdistill import generate_shards
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_positions_pair_each_hidden_state_with_the_tokens_after_the_next():
+    tokens = torch.tensor([[5, 6, 7, 8, 9, 10]] * 10, dtype=torch.int32)
+    answer = torch.tensor([[False, False, True, True, True, True]] * 10)
+    hidden = torch.arange(6, dtype=torch.float16)[None, :, None].expand(10, 6, 2)
+    shard = {"tokens": tokens, "answer": answer, "mask": torch.ones_like(answer), "hidden": hidden}
+    x, y = positions([shard], heads=2, val=False)  # rows 1..9 train, row 0 is kept out
+    assert len(x) == 9 * 4  # positions 0..3 have an answer token two ahead (head 1)
+    assert x[:4, 0].tolist() == [0, 1, 2, 3]
+    assert y[:4].tolist() == [[7, 8], [8, 9], [9, 10], [10, -1]]  # head k at t: the token at t + 1 + k
+    ids = vocab_subset(y, 2)
+    assert ids.tolist() == [8, 9]  # the most frequent (8, 9, 10 tie: the lower ids first)
+    sub = to_subset(torch.tensor([[7, -1], [8, 9]]), ids, 11)
+    assert sub[0].tolist() == [-2, -1] and sorted(sub[1].tolist()) == [0, 1]
+
+
+def test_best_tree_grows_by_path_probability():
+    acc = [[0.6, 0.2, 0.08], [0.5, 0.1, 0.05]]
+    paths, expected = best_tree(acc, 4)  # [0] 0.6, [0, 0] 0.3, [1] 0.2, [1, 0] 0.1 (not [2] 0.08, [0, 1] 0.06)
+    assert paths == [[0], [0, 0], [1], [1, 0]]
+    assert expected == pytest.approx(0.6 + 0.3 + 0.2 + 0.1)
+
+
+def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
+    data, out = tmp_path / "data", tmp_path / "heads"
+    prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
+    generate_shards(tiny_loaded, prompts, data, samples=1, batch=5, max_new_tokens=12)
+    code = train_main(["medusa", "--data", str(data), "--steps", "8", "--vocab", "256", "--batch", "64",
+                       "--heads", "3", "--out", str(out), "--model", str(tiny_dir)])
+    assert code == 0
+    heads = medusa_heads.load(out)
+    assert heads.num_heads == 3 and 0 < heads.vocab_ids.numel() <= 256 and heads.tree
+    card = (out / "card.md").read_text()
+    assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card
+    stats = json.loads((out / "stats.json").read_text())
+    assert len(stats["accuracy"]) == 3 and stats["tree_sizes"]
+    prompt = "Name a colour."
+    ar = run(tiny_loaded, "ar", prompt, max_new_tokens=20)
+    med = run(tiny_loaded, "medusa", prompt, {"heads": str(out)}, max_new_tokens=20)
+    assert med.token_ids == ar.token_ids and med.drafted > 0
+    capfd.readouterr()
+    code = cli_main(["run", "--method", "medusa", "--model", str(tiny_dir), "--set", f"heads={out}", "--set",
+                     "acceptance=typical", "--temperature", "0.7", "--max-new-tokens", "5", "--prompt", "Hi", "--json"])
+    _, err = capfd.readouterr()
+    assert code == 0 and "LOSSY" in err
