@@ -12,7 +12,7 @@ import time
 from collections import defaultdict
 
 from . import methods
-from .cli import load_models
+from .cli import draft_spec, load_models
 from .data import SPLITS, first_turn, read_jsonl, split_of
 from .trace import Trace
 
@@ -59,22 +59,21 @@ def bench_command(args) -> int:
     names = ["ar"] + [m for m in args.methods.split(",") if m and m != "ar"]
     for name in names:
         methods.check_method(name)
-    peers = _peer_names(args)
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
-    if any(methods.needs_draft_model(m) for m in names) and not args.draft:
-        raise methods.InputError("sps needs a draft model (--draft ID_OR_PATH or self:N)")
-    target, draft = load_models(args)
+    spec = draft_spec(args, any(methods.needs_draft_model(m) for m in names))
+    peers = _peer_names(args, spec)
+    target, draft = load_models(args, spec)
     report = bench(target, draft, names, peers, rows, args)
     print(json.dumps(report, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
 
-def _peer_names(args) -> list[str]:
+def _peer_names(args, draft: str | None) -> list[str]:
     if not args.peers:
         return []
     if args.peers != "hf":
         raise methods.InputError(f"unknown peers {args.peers!r} (only 'hf')")
-    return [p for p in PEERS if p != "hf_assisted" or args.draft]
+    return [p for p in PEERS if p != "hf_assisted" or draft]
 
 
 def bench(target, draft, names, peers, rows, args) -> dict:
@@ -118,7 +117,9 @@ def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:
     if name == "hf_prompt_lookup":
         kw["prompt_lookup_num_tokens"] = 10
     if name == "hf_assisted":
-        kw["assistant_model"] = draft.model
+        # A subset draft is not a plain Hugging Face model: the assistant is its `full` twin,
+        # the same trained layers with the target's full LM head (a costlier draft step).
+        kw["assistant_model"] = getattr(draft.model, "full", draft.model)
     t0 = time.perf_counter()
     with torch.inference_mode():
         out = target.model.generate(ids, **kw)

@@ -23,7 +23,8 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--model", default=None, help="hub id or local path (default: embedded SmolLM2-135M-Instruct)")
-    p.add_argument("--draft", default=None, help="draft model for sps: hub id, local path, or self:N (the target's first N layers)")
+    p.add_argument("--draft", default=None, help="draft model for sps: trained (default for the embedded model), "
+                   "trained:DIR, a hub id, a local path, or self:N (the target's first N layers)")
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the best available)")
     p.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: by device)")
     p.add_argument("--no-chat", action="store_true", help="feed the prompt raw, without the chat template")
@@ -95,13 +96,23 @@ def read_prompt_file(path: str) -> str:
         raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
 
 
-def load_models(args):
-    """Target and (when given) draft, validated before any weights are read where possible."""
+def draft_spec(args, needs_draft: bool) -> str | None:
+    """--draft, or for a method that needs one on the embedded model, its trained draft.
+    Fails before any weights are read when another target comes without a draft."""
+    from .models import default_draft
+
+    spec = args.draft or (default_draft(args.model) if needs_draft else None)
+    if needs_draft and not spec:
+        raise methods.InputError("sps needs a draft model for this target (--draft ID_OR_PATH or self:N)")
+    return spec
+
+
+def load_models(args, draft: str | None):
+    """Target and (when a spec is given) draft."""
     from .models import load, load_draft
 
     target = load(args.model, args.device, args.dtype)
-    draft = load_draft(args.draft, target) if args.draft else None
-    return target, draft
+    return target, load_draft(draft, target) if draft else None
 
 
 def _run(args) -> int:
@@ -112,9 +123,8 @@ def _run(args) -> int:
     if methods.lossy(args.method, params):
         print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
-    if methods.needs_draft_model(args.method) and not args.draft:
-        raise methods.InputError(f"method {args.method!r} needs a draft model (--draft ID_OR_PATH)")
-    target, draft = load_models(args)
+    spec = draft_spec(args, methods.needs_draft_model(args.method))
+    target, draft = load_models(args, spec)
     trace = run(
         target, args.method, prompt, params, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
         args.seed, draft, chat=not args.no_chat,

@@ -92,9 +92,16 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
     return Loaded(model, tok, name, device, dtype)
 
 
+TRAINED = "trained"
+
+
 def load_draft(spec: str, target: Loaded) -> Loaded:
-    """A draft model on the target's device and dtype. 'self:N' is the target's own first N
-    layers with its final norm and LM head: an untrained early-exit draft that needs no download."""
+    """A draft model on the target's device and dtype. 'trained' is the draft trained for the
+    embedded model (assets/drafters/sps-smollm2), 'trained:DIR' one trained elsewhere; 'self:N'
+    is the target's own first N layers with its final norm and LM head: an untrained early-exit
+    draft that needs no download."""
+    if spec == TRAINED or spec.startswith(TRAINED + ":"):
+        return _trained(spec, target)
     if not spec.startswith("self:"):
         return load(spec, target.device, target.dtype)
     try:
@@ -102,6 +109,24 @@ def load_draft(spec: str, target: Loaded) -> Loaded:
     except ValueError:
         raise ModelError(f"draft {spec!r}: expected self:N with N a number of layers") from None
     return truncated(target, layers)
+
+
+def default_draft(model_spec: str | None) -> str | None:
+    """The draft sps uses when none is named: the trained one, for the embedded model only."""
+    return TRAINED if (model_spec or EMBEDDED) == EMBEDDED else None
+
+
+def _trained(spec: str, target: Loaded) -> Loaded:
+    from . import draft_model
+
+    folder = Path(spec.partition(":")[2] or draft_model.ASSET).expanduser()
+    try:
+        model = draft_model.load(target.model, folder)
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        raise ModelError(f"draft {spec!r}: {_first_line(e)}") from None
+    name = f"{EMBEDDED_NAME} trained draft" if spec == TRAINED else f"trained draft {folder}"
+    return Loaded(model, target.tokenizer, f"{name} ({model.config.num_hidden_layers} layers, "
+                  f"{model.subset.ids.numel()} tokens)", target.device, target.dtype)
 
 
 def truncated(target: Loaded, layers: int) -> Loaded:

@@ -88,7 +88,7 @@ BASE = ["--method", "ar", "--prompt", "hello"]
         (["--method", "pld", "--prompt", "hello", "--set", "k=2.5"], ["k", "int"]),
         (["--method", "sps", "--prompt", "hello", "--set", "threshold=high", "--draft", "self:1"], ["threshold", "float"]),
         (["--method", "pld", "--prompt", "hello", "--set", "k"], ["KEY=VALUE"]),
-        (["--method", "sps", "--prompt", "hello"], ["draft"]),
+        (["--method", "sps", "--prompt", "hello", "--model", "some/model"], ["draft"]),  # only the embedded model has a default draft
         (BASE + ["--temperature", "-1"], ["temperature"]),
         (BASE + ["--top-p", "0"], ["top-p"]),
         (BASE + ["--top-k", "-2"], ["top-k"]),

@@ -28,6 +28,8 @@ from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
+from paradec.drafters.subset import VocabSubset
+from paradec.draft_model import SubsetDraft
 from paradec.engine import decode
 from paradec.models import tiny_model
 from paradec.sampling import Sampler, residual
@@ -146,6 +148,7 @@ def test_sampler_picks():
 P = torch.tensor([0.30, 0.20, 0.15, 0.10, 0.10, 0.08, 0.05, 0.02])
 Q1 = torch.tensor([0.05, 0.10, 0.30, 0.25, 0.05, 0.05, 0.15, 0.05])
 Q2 = torch.tensor([0.40, 0.02, 0.02, 0.02, 0.30, 0.02, 0.02, 0.20])
+Q_SUBSET = torch.tensor([0.0, 0.50, 0.0, 0.30, 0.0, 0.0, 0.20, 0.0])  # a draft over a vocabulary subset
 TRIALS = 3000
 SAMPLE = Sampler(temperature=1.0)
 SHAPED = Sampler(temperature=1.0, top_k=6, top_p=0.85)
@@ -187,6 +190,7 @@ CASES = {
     "two deterministic siblings, same token": [3, 3],
     "sampled then deterministic sibling": [Q2, 1],
     "three siblings": [4, Q1, Q2],
+    "q zero outside a vocabulary subset": [Q_SUBSET],
 }
 
 
@@ -323,6 +327,8 @@ class SeededJacobi(Jacobi):
 def _drafter(method: str, draft):
     return {
         "sps": lambda: SpeculativeSampling(draft, k=2),
+        # the same draft scoring half the vocabulary (the trained draft's shape): q is 0 elsewhere
+        "sps-subset": lambda: SpeculativeSampling(SubsetDraft(draft, VocabSubset(torch.arange(0, V, 2), V)), k=2),
         "pld": lambda: PromptLookup(k=3),
         "jacobi": lambda: SeededJacobi(block=3),
         "lookahead": lambda: SeededLookahead(window=3, ngram=3, candidates=2),
@@ -330,7 +336,7 @@ def _drafter(method: str, draft):
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
-@pytest.mark.parametrize("method", ["sps", "pld", "jacobi", "lookahead"])
+@pytest.mark.parametrize("method", ["sps", "sps-subset", "pld", "jacobi", "lookahead"])
 def test_first_two_tokens_match_autoregressive_sampling(pair, prompt, setting, method):
     target, draft = pair
     sampler, runs = SETTINGS[setting], RUNS[setting]

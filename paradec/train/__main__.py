@@ -1,4 +1,5 @@
-"""python -m paradec.train data: make the self-distillation data for the embedded model."""
+"""python -m paradec.train data | draft | medusa: make the self-distillation data for the
+embedded model, then train the drafters that learn from it."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
-from . import medusa
+from . import draft, medusa
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -21,10 +22,13 @@ def main(argv=None) -> int:
     d.add_argument("--max-new-tokens", type=int, default=128)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--model", default=None)
+    draft.add_parser(sub)
     medusa.add_parser(sub)
     args = p.parse_args(argv)
     if args.command == "medusa":
         return medusa.command(args, argv)
+    if args.command == "draft":
+        return draft.command(args, argv)
     prompts = training_prompts()
     prompts = prompts[: args.limit] if args.limit else prompts
     target = load(args.model)
