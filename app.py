@@ -16,6 +16,7 @@ PAGES = [
     st.Page("pages/pld.py", title="Prompt lookup", icon=":material/content_copy:", url_path="pld"),
     st.Page("pages/jacobi.py", title="Jacobi decoding", icon=":material/grid_on:", url_path="jacobi"),
     st.Page("pages/lookahead.py", title="Lookahead decoding", icon=":material/manage_search:", url_path="lookahead"),
+    st.Page("pages/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
 ]
 

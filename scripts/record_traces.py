@@ -1,7 +1,7 @@
 """Record the traces the app replays (assets/traces): one or more per method page, plus the
 arena set (every method on one prompt, in this one process, after a warm-up).
 
-    python scripts/record_traces.py [--draft self:28] [--max-new-tokens 64] [--out assets/traces] [--only NAMES]
+    python scripts/record_traces.py [--draft trained] [--max-new-tokens 64] [--out assets/traces] [--only NAMES]
 
 Uses the embedded SmolLM2-135M-Instruct on the CPU in float32, on one thread; takes a few minutes.
 Also measures forward_cost.json: one target forward over 1..32 tokens (the home page's chart)."""
@@ -36,8 +36,11 @@ PAGES = {
     # Lookahead's pool collects n-grams that later win verification.
     "jacobi-greedy": ("jacobi", CODE, {"block": 8, "init": "repeat"}, {}),
     "lookahead-greedy": ("lookahead", CODE, {"window": 5, "ngram": 3, "candidates": 3}, {}),
+    # Medusa with the shipped heads and their default tree; sampled: exact (lossless) acceptance.
+    "medusa-greedy": ("medusa", EXPLAIN, {}, {}),
+    "medusa-sampled": ("medusa", HAIKU, {}, SAMPLED),
 }
-ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}}
+ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 

@@ -138,21 +138,20 @@ VERIFY_SIZES = (1, 2, 4, 6, 8, 12, 16, 24, 32)  # tokens in one verify pass (pen
 
 
 @torch.inference_mode()
-def verify_ms(model, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 5) -> dict[int, float]:
-    """Median time of one target forward over n new tokens after a `context`-token cache."""
+def verify_ms(model, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7) -> dict[int, float]:
+    """Median time of one target forward over n new tokens after a `context`-token cache.
+    Sizes are interleaved, so load from other processes falls on all of them alike."""
     from transformers import DynamicCache
 
-    out = {}
-    for n in sizes:
-        times = []
-        for _ in range(repeats):
+    times = {n: [] for n in sizes}
+    for _ in range(repeats):
+        for n in sizes:
             cache = DynamicCache()
             model(input_ids=torch.zeros(1, context, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=1)
             t0 = time.perf_counter()
             model(input_ids=torch.zeros(1, n, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=n)
-            times.append((time.perf_counter() - t0) * 1e3)
-        out[n] = round(sorted(times)[len(times) // 2], 1)
-    return out
+            times[n].append((time.perf_counter() - t0) * 1e3)
+    return {n: round(sorted(v)[len(v) // 2], 1) for n, v in times.items()}
 
 
 def choose_tree(acc, cost: dict[int, float]) -> tuple[list[list[int]], list[dict]]:
@@ -196,7 +195,7 @@ The target stays frozen. Load with `--method medusa` (the default heads) or `--s
 
 Grown greedily by the chance of reaching each node (heads taken as independent, as Medusa's own tree
 search does), for each size; the verify time of the pending token plus the nodes was measured here
-(one target forward after a 200-token context, median of 5). On this 2-core CPU a pass costs about the
+(one target forward after a 200-token context, median of 7, sizes interleaved). On this 2-core CPU a pass costs about the
 same up to a dozen tokens and then grows, so the best trade is a small tree:
 
 | nodes | verify ms | expected τ | expected tokens/s |
@@ -232,6 +231,7 @@ def command(args, argv) -> int:
     from ..models import load
     from .selfdistill import load_shards
 
+    decode_threads = torch.get_num_threads()  # what runs and bench use: the tree is sized for it
     torch.set_num_threads(args.threads)
     target = load(args.model, "cpu", "float32")
     t0 = time.perf_counter()
@@ -239,6 +239,7 @@ def command(args, argv) -> int:
     heads, stats = train(load_shards(Path(args.data).expanduser()), lm, args.heads, args.layers, args.steps,
                          args.vocab, args.batch, args.lr, args.seed)
     seconds = time.perf_counter() - t0
+    torch.set_num_threads(decode_threads)
     paths, table = choose_tree(stats["accuracy"], verify_ms(target.model))
     heads.tree, heads.target = paths, target.name
     out = Path(args.out)

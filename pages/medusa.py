@@ -1,0 +1,106 @@
+import json
+
+import streamlit as st
+
+from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows, winner
+from paradec.plots.style import FROM_RUN, MEASURED
+from paradec.tree import MEDUSA_TREES
+from paradec.trace import Trace
+from ui.page import method_page
+from ui.style import chart, header
+
+INTRO = """**Medusa** (Cai et al., 2024) needs no draft model: K small **heads** sit on the target's last
+hidden state, and head *k* guesses the token *k* places after the next one. Their top-k guesses are
+combined into a sparse **tree** (given as a list of paths, Medusa's `medusa_choices`), which the
+target verifies in one forward pass with a tree attention mask. The heads here are Medusa-1 heads
+trained for the embedded model with the target frozen (see `assets/drafters/medusa-smollm2/card.md`)."""
+
+HOW = """1. After each verify pass, keep the target's hidden state h at the last accepted position.
+2. Each head is a residual block, h + SiLU(W h + b), feeding the target's own LM head (here restricted
+   to the 4096 tokens most frequent in the target's answers: scoring all 49,152 four times a step would
+   cost most of a target forward on a CPU). Head *k* on h guesses position pending + *k*.
+3. Build the tree: a path [r1, r2] is head 1's rank-r1 token followed by head 2's rank-r2 token.
+4. **One forward** over the pending token and every node (the tree mask: each node sees its ancestors).
+5. **Accept** the longest path the target agrees with (greedy: argmax match, exact; sampling: each child
+   in rank order is accepted with its target probability, else removed from p and the next tried,
+   which is lossless like Medusa's match-based sampling), plus the target's own next token.
+   Medusa-2's **typical acceptance** (accept when p(token) > min(ε, δ·exp(−H(p)))) is faster but LOSSY.
+6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill."""
+
+DEFAULTS = """**Tree size on this CPU.** A verify pass costs about the same for 4 to 12 tokens and grows after that
+(≈ 61 / 93 / 91 / 100 / 115 / 130 ms for 1 / 4 / 8 / 12 / 16 / 24 tokens, 2 threads, 200-token context), so
+a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default tree
+was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card has the
+table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is nearly free."""
+
+HEADS_DEFAULT = "the heads' default"
+
+
+def tree_editor() -> str:
+    """A preset, then paths removed or added: the tree as JSON ("" = the heads' default)."""
+    names = [HEADS_DEFAULT, *MEDUSA_TREES]
+    preset = st.selectbox("Tree preset", names, key="medusa.preset")
+    base = MEDUSA_TREES.get(preset, [])
+    typed = st.text_input("Add paths (JSON, e.g. [[3], [0, 2]])", key="medusa.add", placeholder="[[3], [0, 2]]")
+    try:
+        extra = json.loads(typed) if typed.strip() else []
+        extra = [p for p in extra if isinstance(p, list) and p and all(isinstance(r, int) and r >= 0 for r in p)]
+    except (json.JSONDecodeError, TypeError):
+        st.error("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]")
+        extra = []
+    options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))
+    keep = st.multiselect("Paths (remove one with its ×)", options, default=options, key=f"medusa.paths.{preset}.{typed}")
+    if preset == HEADS_DEFAULT and not extra:
+        return ""
+    return json.dumps([json.loads(p) for p in keep]) if keep else ""
+
+
+def params() -> dict:
+    acceptance = st.radio("Acceptance", ["exact", "typical"], horizontal=True, key="medusa.acceptance",
+                          help="exact: greedy matching, or lossless sampling. typical: Medusa-2's typical "
+                               "acceptance, faster when sampling but LOSSY (the output is not the target's distribution).")
+    return {"tree": tree_editor(), "acceptance": acceptance}
+
+
+def _remember(trace: Trace) -> list[dict]:
+    """Every Medusa trace seen this session (recorded or live), for comparing trees."""
+    runs = st.session_state.setdefault("medusa.runs", {})
+    key = json.dumps([trace.params, trace.prompt, trace.sampling], sort_keys=True)
+    nodes = max((len(s.nodes) for s in trace.steps), default=0)
+    runs[key] = {"tree nodes": nodes, "acceptance": trace.params.get("acceptance"), "τ": round(trace.tau, 2),
+                 "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
+                 "prompt": trace.prompt[:40]}
+    return list(runs.values())
+
+
+def panels(trace: Trace, i: int) -> dict:
+    if trace.params.get("acceptance") == "typical":
+        st.markdown(":red-badge[LOSSY] typical acceptance: faster when sampling, but the output does not follow "
+                    "the target's distribution (at temperature 0 it is plain greedy matching).")
+    figs = {"heads": heads_figure(trace, i), "per_head": head_acceptance_figure(trace)}
+    won = winner(trace, i)
+    st.markdown(f"Path that won: `{won}` ({len(won)} guesses accepted)" if won else
+                ("First step: nothing drafted, the prefill makes the first hidden state." if not trace.steps[i].nodes
+                 else "No guess was accepted: the target's own token only."))
+    left, right = st.columns([1.3, 1])
+    with left:
+        header("The tree built from the heads (head × top-k rank)", FROM_RUN)
+        chart(figs["heads"], "medusa.fig.heads")
+        st.caption("Each cell: a head's rank-r guess and its head probability. Outlined: the cells the tree "
+                   "uses; green: the path that won.")
+    with right:
+        header("Nodes ↔ mask rows ↔ paths", FROM_RUN)
+        st.dataframe(node_rows(trace, i), hide_index=True, height=280)
+    left, right = st.columns([1, 1.3])
+    with left:
+        chart(figs["per_head"], "medusa.fig.per_head")
+    with right:
+        header("Trees compared (this session)", MEASURED)
+        st.dataframe(_remember(trace), hide_index=True)
+        st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
+                   "with its τ and time per token.")
+    st.caption(DEFAULTS)
+    return figs
+
+
+method_page("medusa", "Medusa: heads on the hidden state, a tree of guesses", INTRO, HOW, params, panels=panels)

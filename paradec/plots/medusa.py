@@ -1,0 +1,86 @@
+"""Medusa's own views of a trace: the heads' top-k grid the tree was built from, each node's
+path (head position x top-k rank) linked to its mask row, the path that won, and how
+often each head's guess was accepted.
+
+A Medusa step's extras hold, per node, its top-k rank ("rank") and head probability
+("head_p"), and per head its top-k tokens with probabilities ("head_top"); a node's depth
+is the head that guessed it (head d predicts the token d places after the pending one)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .. import tree
+from ..trace import Trace
+from .style import COLORS, layout
+from .tokens import label
+
+
+def node_paths(trace: Trace, i: int) -> list[list[int]]:
+    """Each node's path in medusa_choices notation: the top-k rank at every depth."""
+    s = trace.steps[i]
+    ranks, parents = s.extras.get("rank", []), [n.parent for n in s.nodes]
+    return [[ranks[a] for a in tree.ancestors(parents, j)] for j in range(len(ranks))]
+
+
+def node_rows(trace: Trace, i: int) -> list[dict]:
+    """One row per node: node index, mask row, head (depth), rank, path, token, head
+    probability, target probability and fate. Mask row 0 is the pending token."""
+    s = trace.steps[i]
+    paths, head_p = node_paths(trace, i), s.extras.get("head_p", [])
+    return [{"node": j, "mask row": j + 1, "head": n.depth, "rank": paths[j][-1], "path": str(paths[j]),
+             "token": label(trace.text_of(n.token)), "head p": head_p[j] if j < len(head_p) else None,
+             "target p": n.p, "status": n.status} for j, n in enumerate(s.nodes)]
+
+
+def winner(trace: Trace, i: int) -> list[int]:
+    """The accepted path in medusa_choices notation ([] when no guess was accepted)."""
+    s = trace.steps[i]
+    return node_paths(trace, i)[s.accepted[-1]] if s.accepted else []
+
+
+def head_acceptance(trace: Trace) -> list[dict]:
+    """Per head d over the steps that drafted: how often its guess was accepted (the path
+    reached depth d), and how often given that head d-1's was (the chance to go one deeper)."""
+    drafted = [s for s in trace.steps if s.nodes]
+    depth = max((n.depth for s in drafted for n in s.nodes), default=0)
+    out = []
+    for d in range(1, depth + 1):
+        reached = sum(len(s.accepted) >= d - 1 for s in drafted)
+        won = sum(len(s.accepted) >= d for s in drafted)
+        out.append({"head": d, "accepted": won, "steps": len(drafted), "rate": won / max(1, len(drafted)),
+                    "given_previous": won / max(1, reached)})
+    return out
+
+
+def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
+    """Rows = heads, columns = top-k ranks; a cell is that head's rank-r token and its
+    probability. Cells the tree used are outlined, the winning path's cells in green."""
+    s = trace.steps[i]
+    top = s.extras.get("head_top", [])
+    used = {(n.depth, r) for n, r in zip(s.nodes, s.extras.get("rank", []))}
+    won = {(d + 1, r) for d, r in enumerate(winner(trace, i))}
+    z = [[p for _, p in row] for row in top]
+    text = [[label(trace.text_of(t)) for t, _ in row] for row in top]
+    hover = [[f"head {d + 1}, rank {r}: {label(trace.text_of(t))} (id {t})<br>head probability {p:.3f}<br>"
+              f"{'on the winning path' if (d + 1, r) in won else 'in the tree' if (d + 1, r) in used else 'not in the tree'}"
+              for r, (t, p) in enumerate(row)] for d, row in enumerate(top)]
+    fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
+                               colorscale="Blues", zmin=0, zmax=1, showscale=False, xgap=2, ygap=2))
+    for d, r in used:
+        fig.add_shape(type="rect", x0=r - 0.5, x1=r + 0.5, y0=d - 1.5, y1=d - 0.5,
+                      line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444", width=4 if (d, r) in won else 1.5))
+    fig.update_xaxes(title="top-k rank", tickvals=list(range(len(z[0]) if z else 0)), side="top")
+    fig.update_yaxes(title="head", tickvals=list(range(len(z))), ticktext=[f"head {d + 1}" for d in range(len(z))],
+                     autorange="reversed")
+    return layout(fig, None, height)
+
+
+def head_acceptance_figure(trace: Trace, height: int = 240) -> go.Figure:
+    rows = head_acceptance(trace)
+    heads = [f"head {r['head']}" for r in rows]
+    fig = go.Figure([
+        go.Bar(x=heads, y=[r["rate"] for r in rows], name="accepted (share of steps)", marker_color=COLORS["accepted"]),
+        go.Bar(x=heads, y=[r["given_previous"] for r in rows], name="given the head before was", marker_color="#9ecae1"),
+    ])
+    fig.update_yaxes(range=[0, 1], tickformat=".0%")
+    return layout(fig, "Per-head acceptance over the run", height)
