@@ -15,6 +15,7 @@ PRESETS = {
 }
 CUSTOM = "Custom prompt…"
 
-# Until a trained draft model ships, sps drafts with the target's own first layers plus its
-# LM head: untrained as a draft, so its acceptance is low. The recorded traces use this.
-DEFAULT_DRAFT = "self:28"
+# sps drafts with the draft model distilled from the embedded target (assets/drafters/sps-smollm2);
+# the recorded traces use it too. self:N (the target's own first N layers) stays available as an
+# untrained contrast.
+DEFAULT_DRAFT = "trained"
