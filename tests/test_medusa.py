@@ -102,10 +102,10 @@ class Oracle:
             self.hidden = model(torch.tensor([reference]), output_hidden_states=True).hidden_states[-1][0]
         self.reference, self.heads = reference, heads
 
-    def logits(self, h, lm):
+    def logits(self, h, lm, n):
         s = int(torch.cdist(h[None], self.hidden).argmin())
-        out = torch.zeros(self.heads, V)
-        for k in range(1, self.heads + 1):
+        out = torch.zeros(n, V)
+        for k in range(1, n + 1):
             token = self.reference[s + 1 + k]
             out[k - 1, token], out[k - 1, (token + 1) % V] = 10.0, 5.0
         return out
@@ -243,3 +243,26 @@ def test_sampling_keeps_the_targets_distribution(tmp_path):
     assert accepted > 0.2 * runs
     ar, _ = sample(Drafter, 10**6)
     assert two_sample_pvalue(counts, ar) > ALPHA, (counts.most_common(6), ar.most_common(6))
+
+
+def test_page_views_of_a_trace(target, tmp_path):
+    """paradec.plots.medusa (no torch) on a real run: paths, winner, per-head acceptance."""
+    from paradec.plots import medusa as views
+    from paradec.trace import Trace
+
+    n = 30
+    reference = PROMPT + generate(target, Drafter(), n + 8)[0]
+    drafter = Medusa(target, saved(random_heads(), tmp_path), "[[0, 0, 0], [1, 1], [2]]")
+    drafter.heads, drafter.lm, drafter.ids = Oracle(target, reference, 4), None, None
+    steps = generate(target, drafter, n)[1]
+    trace = Trace(method="medusa", params={}, model="tiny", prompt="", prompt_ids=PROMPT, sampling={},
+                  max_new_tokens=n, steps=steps)
+    assert views.node_paths(trace, 1) == [[0], [1], [2], [0, 0], [1, 1], [0, 0, 0]]
+    assert views.winner(trace, 1) == [0, 0, 0] and views.winner(trace, 0) == []
+    rows = views.node_rows(trace, 1)
+    assert [(r["node"], r["mask row"], r["head"], r["path"]) for r in rows][3] == (3, 4, 2, "[0, 0]")
+    per_head = views.head_acceptance(trace)
+    assert [h["head"] for h in per_head] == [1, 2, 3]
+    assert per_head[0]["rate"] == 1.0 and per_head[2]["given_previous"] > 0.8  # the last step may be clipped
+    fig = views.heads_figure(trace, 1)
+    assert len(fig.data[0].z) == 3 and len(fig.layout.shapes) == 6  # one outline per node

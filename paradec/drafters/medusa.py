@@ -50,7 +50,8 @@ class Medusa(Drafter):
         self.paths = _parse_tree(tree, loaded)
         self.nodes, self.parents = trees.paths_to_tree(self.paths)
         self.width = 1 + max(p[-1] for p in self.nodes)  # how many top-k tokens a head must give
-        self.heads, self.lm, self.ids = _prepare(loaded, target_model, max(map(len, self.nodes)), self.width)
+        self.depth = max(map(len, self.nodes))  # heads past the tree's depth are not run
+        self.heads, self.lm, self.ids = _prepare(loaded, target_model, self.depth, self.width)
 
     @staticmethod
     def lossy(params: dict) -> str:
@@ -66,7 +67,7 @@ class Medusa(Drafter):
         label = "typical (LOSSY)" if self.params["acceptance"] == "typical" else "exact"
         if self.h is None:
             return Draft(extras={"acceptance": label})
-        probs = torch.softmax(self.heads.logits(self.h, self.lm).float(), dim=-1)  # (K, V')
+        probs = torch.softmax(self.heads.logits(self.h, self.lm, self.depth).float(), dim=-1)  # (depth, V')
         top_p, top_i = probs.topk(self.width, dim=-1)
         top_ids = (self.ids[top_i] if self.ids is not None else top_i).tolist()
         top_p = top_p.tolist()

@@ -52,16 +52,16 @@ class MedusaHeads(torch.nn.Module):
         self.tree = tree  # default medusa_choices for these heads (None: the drafter's default)
         self.target = target
 
-    def features(self, h: torch.Tensor) -> torch.Tensor:
-        """(..., H) hidden states -> (K, ..., H): each head's residual blocks applied."""
-        return torch.stack([head[: self.layers](h) for head in self.heads])
+    def features(self, h: torch.Tensor, n: int | None = None) -> torch.Tensor:
+        """(..., H) hidden states -> (n, ..., H): the first n heads' residual blocks applied."""
+        return torch.stack([head[: self.layers](h) for head in self.heads[:n]])
 
-    def logits(self, h: torch.Tensor, lm_head: torch.Tensor | None) -> torch.Tensor:
-        """(..., H) -> (K, ..., V or V'): with own LM heads the full vocabulary, otherwise
-        the shared `lm_head` rows given (the subset's, or all)."""
+    def logits(self, h: torch.Tensor, lm_head: torch.Tensor | None, n: int | None = None) -> torch.Tensor:
+        """(..., H) -> (n, ..., V or V') for the first n heads (all by default): with own LM
+        heads the full vocabulary, otherwise the shared `lm_head` rows given (the subset's, or all)."""
         if self.own_lm_heads:
-            return torch.stack([head(h) for head in self.heads])
-        return self.features(h) @ lm_head.T
+            return torch.stack([head(h) for head in self.heads[:n]])
+        return self.features(h, n) @ lm_head.T
 
 
 def save(heads: MedusaHeads, path: Path) -> None:
