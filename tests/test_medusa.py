@@ -151,6 +151,26 @@ def test_official_checkpoint_layout(target, tmp_path):
         assert out == generate(target, Drafter())[0]
 
 
+def test_official_heads_by_repo_id(tmp_path, monkeypatch):
+    """A hub id fetches only the heads file (here a stand-in for snapshot_download)."""
+    import huggingface_hub
+
+    heads = random_heads(num=2, vocab=V)
+    from safetensors.torch import save_file
+
+    save_file({k: v.contiguous() for k, v in heads.heads.state_dict().items()}, str(tmp_path / "medusa_lm_head.safetensors"))
+    asked = []
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda repo, allow_patterns: asked.append(repo) or str(tmp_path))
+    assert medusa_heads.load("FasterDecoding/medusa-tiny").num_heads == 2 and asked == ["FasterDecoding/medusa-tiny"]
+
+    def offline(repo, allow_patterns):
+        raise OSError("offline\nmore")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    with pytest.raises(ValueError, match="cannot fetch Medusa heads 'Org/other': offline$"):
+        medusa_heads.load("Org/other")
+
+
 def test_heads_start_as_the_targets_next_token_head():
     heads = medusa_heads.MedusaHeads(H, 3)  # zero block weights: h + SiLU(b)
     with torch.no_grad():

@@ -15,6 +15,7 @@ t + 1). Two files load:
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -74,8 +75,11 @@ def save(heads: MedusaHeads, path: Path) -> None:
 
 
 def load(spec: str | Path) -> MedusaHeads:
-    """Heads from a folder or file: paradec's own format or the official one."""
+    """Heads from a folder or file, paradec's own format or the official one, or from a
+    Hugging Face repo id of official heads (e.g. FasterDecoding/medusa-vicuna-7b-v1.3)."""
     path = Path(spec).expanduser()
+    if not path.exists() and re.fullmatch(r"[\w.-]+/[\w.-]+", str(spec)):
+        path = _download(str(spec))
     mtime = path.stat().st_mtime if path.exists() else None
     return _load_cached(str(path), mtime)
 
@@ -102,6 +106,15 @@ def _build(state, num_heads, layers, ids, tree, target) -> MedusaHeads:
     except RuntimeError as e:
         raise ValueError(f"not a Medusa head checkpoint: {str(e).splitlines()[0]}") from None
     return heads.eval()
+
+
+def _download(repo: str) -> Path:
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(repo, allow_patterns=[OURS, *OFFICIAL_FILES]))
+    except Exception as e:  # offline, unknown repo, no access: one line for the user
+        raise ValueError(f"cannot fetch Medusa heads {repo!r}: {str(e).strip().splitlines()[0][:200]}") from None
 
 
 def _find(path: Path) -> Path:
