@@ -43,14 +43,15 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
     generate_shards(tiny_loaded, prompts, data, samples=1, batch=5, max_new_tokens=12)
     code = train_main(["medusa", "--data", str(data), "--steps", "8", "--vocab", "256", "--batch", "64",
-                       "--heads", "3", "--out", str(out), "--model", str(tiny_dir)])
+                       "--heads", "3", "--out", str(out), "--model", str(tiny_dir), "--measure"])
     assert code == 0
     heads = medusa_heads.load(out)
     assert heads.num_heads == 3 and 0 < heads.vocab_ids.numel() <= 256 and heads.tree
     card = (out / "card.md").read_text()
     assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card
     stats = json.loads((out / "stats.json").read_text())
-    assert len(stats["accuracy"]) == 3 and stats["tree_sizes"]
+    assert len(stats["accuracy"]) == 3 and [r["nodes"] for r in stats["tree_sizes"]] == [3, 7, 11, 15, 23, 31]
+    assert "measured by this command" in card
     prompt = "Name a colour."
     ar = run(tiny_loaded, "ar", prompt, max_new_tokens=20)
     med = run(tiny_loaded, "medusa", prompt, {"heads": str(out)}, max_new_tokens=20)

@@ -146,7 +146,11 @@ def best_tree(acc: list[list[float]], size: int) -> tuple[list[list[int]], float
 
 # ---------------------------------------------------------------- the command and its card
 
-VERIFY_SIZES = (1, 2, 4, 6, 8, 12, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
+VERIFY_SIZES = (1, 4, 8, 12, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
+# ms of one embedded-model forward over n tokens after a 200-token context, 2 threads, measured on
+# this 2-core machine while it was quiet. The tree is sized with these unless --measure asks for a
+# fresh measurement (on a busy machine the timings are dominated by the other processes).
+VERIFY_MS = {1: 61.0, 4: 93.0, 8: 91.0, 12: 100.0, 16: 115.0, 24: 130.0, 32: 169.0}
 
 
 @torch.inference_mode()
@@ -209,9 +213,10 @@ The target stays frozen. Load with `--method medusa` (the default heads) or `--s
 ## The default tree
 
 Grown greedily by the chance of reaching each node (heads taken as independent, as Medusa's own tree
-search does), for each size; the verify time of the pending token plus the nodes was measured here
-(one target forward after a 200-token context, median of 7, sizes interleaved). On this 2-core CPU a pass costs about the
-same up to a dozen tokens and then grows, so the best trade is a small tree:
+search does), for each size, then sized by the time of a verify pass over the pending token plus the
+nodes ({"measured by this command" if args.measure else "measured on this 2-core CPU while quiet"}: one
+target forward after a 200-token context, 2 threads). A pass costs about the same from 4 to 12 tokens
+and then grows, so the best trade is a small tree:
 
 | nodes | verify ms | expected τ | expected tokens/s |
 |---|---|---|---|
@@ -237,6 +242,8 @@ def add_parser(sub) -> None:
     t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
     t.add_argument("--out", default=str(SHIPPED))
     t.add_argument("--model", default=None, help="the target (default: the embedded model)")
+    t.add_argument("--measure", action="store_true", help="time the verify pass here to size the tree "
+                   "(default: the table measured on the quiet 2-core machine)")
 
 
 def command(args, argv) -> int:
@@ -255,7 +262,7 @@ def command(args, argv) -> int:
                          args.vocab, args.batch, args.lr, args.seed)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
-    paths, table = choose_tree(stats["accuracy"], verify_ms(target.model))
+    paths, table = choose_tree(stats["accuracy"], verify_ms(target.model) if args.measure else VERIFY_MS)
     heads.tree, heads.target = paths, target.name
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
