@@ -18,17 +18,22 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def test_positions_pair_each_hidden_state_with_the_tokens_after_the_next():
     tokens = torch.tensor([[5, 6, 7, 8, 9, 10]] * 10, dtype=torch.int32)
-    answer = torch.tensor([[False, False, True, True, True, True]] * 10)
+    answer = torch.tensor([[False, False, False, True, True, True]] * 10)  # prompt 5 6 7, answer 8 9 10
     hidden = torch.arange(6, dtype=torch.float16)[None, :, None].expand(10, 6, 2)
     shard = {"tokens": tokens, "answer": answer, "mask": torch.ones_like(answer), "hidden": hidden}
-    x, y = positions([shard], heads=2, val=False)  # rows 1..9 train, row 0 is kept out
-    assert len(x) == 9 * 4  # positions 0..3 have an answer token two ahead (head 1)
+    x, y, is_answer = positions([shard], heads=2, val=False)  # rows 1..9 train, row 0 is kept out
+    assert len(x) == 9 * 3  # positions 1..3 have an answer token two ahead (head 1)
+    assert x[:3, 0].tolist() == [1, 2, 3]
+    assert y[:3].tolist() == [[8, 9], [9, 10], [10, -1]]  # head k at t: the token at t + 1 + k
+    assert is_answer[:3].tolist() == [[True, True], [True, True], [True, False]]
+    x, y, is_answer = positions([shard], heads=2, val=False, prompt=True)  # the prompt's tokens too
     assert x[:4, 0].tolist() == [0, 1, 2, 3]
-    assert y[:4].tolist() == [[7, 8], [8, 9], [9, 10], [10, -1]]  # head k at t: the token at t + 1 + k
-    ids = vocab_subset(y, 2)
-    assert ids.tolist() == [8, 9]  # the most frequent (8, 9, 10 tie: the lower ids first)
-    sub = to_subset(torch.tensor([[7, -1], [8, 9]]), ids, 11)
-    assert sub[0].tolist() == [-2, -1] and sorted(sub[1].tolist()) == [0, 1]
+    assert y[:4].tolist() == [[7, 8], [8, 9], [9, 10], [10, -1]]
+    assert is_answer[:4].tolist() == [[False, True], [True, True], [True, True], [True, False]]
+    ids = vocab_subset(y[is_answer], 2)
+    assert ids.tolist() == [8, 9]  # the most frequent answer tokens (8, 9, 10 tie: the lower ids)
+    sub = to_subset(torch.tensor([[7, -1], [9, 8]]), ids, 11)
+    assert sub.tolist() == [[-2, -1], [1, 0]]  # 7 is outside the subset, -1 had no target
 
 
 def test_best_tree_grows_by_path_probability():
@@ -43,12 +48,13 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
     generate_shards(tiny_loaded, prompts, data, samples=1, batch=5, max_new_tokens=12)
     code = train_main(["medusa", "--data", str(data), "--steps", "8", "--vocab", "256", "--batch", "64",
-                       "--heads", "3", "--out", str(out), "--model", str(tiny_dir), "--measure"])
+                       "--heads", "3", "--out", str(out), "--model", str(tiny_dir), "--measure",
+                       "--prompt-weight", "0.3"])
     assert code == 0
     heads = medusa_heads.load(out)
     assert heads.num_heads == 3 and 0 < heads.vocab_ids.numel() <= 256 and heads.tree
     card = (out / "card.md").read_text()
-    assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card
+    assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card and "weight 0.3" in card
     stats = json.loads((out / "stats.json").read_text())
     assert len(stats["accuracy"]) == 3 and [r["nodes"] for r in stats["tree_sizes"]] == [3, 7, 11, 15, 23, 31]
     assert "measured by this command" in card

@@ -27,25 +27,31 @@ EVAL_EVERY = 50
 @dataclass
 class Data:
     x: torch.Tensor  # (N, H) float16 hidden states
-    y: torch.Tensor  # (N, K) subset index of the token at t + 1 + k; -1: no answer token there, -2: outside the subset
+    y: torch.Tensor  # (N, K) subset index of the token at t + 1 + k; -1: no target there, -2: outside the subset
+    w: torch.Tensor  # (N, K) loss weight: 1 for answer tokens, the prompt weight for prompt tokens
 
 
-def positions(shards: list[dict], heads: int, val: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Hidden states and the K next-next tokens (-1 where not an answer token) of every
-    position where head 1 has a target: (N, H), (N, K) target ids."""
-    xs, ys = [], []
+def positions(shards: list[dict], heads: int, val: bool, prompt: bool = False):
+    """Hidden states, the K next-next tokens (-1: none) and whether each is an answer token,
+    for every position where head 1 has a target: (N, H), (N, K) ids, (N, K) bool. Targets
+    are answer tokens, and with `prompt` the prompt's own tokens too (teacher forcing)."""
+    xs, ys, answers = [], [], []
     for s in shards:
         keep = (torch.arange(s["tokens"].shape[0]) % VAL_EVERY == 0) == val
         tokens, answer, hidden = s["tokens"][keep].long(), s["answer"][keep], s["hidden"][keep]
+        target = s["mask"][keep] if prompt else answer
         L = tokens.shape[1]
         y = torch.full((*tokens.shape, heads), -1, dtype=torch.long)
+        is_answer = torch.zeros(y.shape, dtype=torch.bool)
         for k in range(1, heads + 1):  # head k at t predicts t + 1 + k
             if L > 1 + k:
-                y[:, : L - 1 - k, k - 1] = torch.where(answer[:, 1 + k :], tokens[:, 1 + k :], -1)
+                y[:, : L - 1 - k, k - 1] = torch.where(target[:, 1 + k :], tokens[:, 1 + k :], -1)
+                is_answer[:, : L - 1 - k, k - 1] = answer[:, 1 + k :]
         rows = y[..., 0] >= 0
         xs.append(hidden[rows])
         ys.append(y[rows])
-    return torch.cat(xs), torch.cat(ys)
+        answers.append(is_answer[rows])
+    return torch.cat(xs), torch.cat(ys), torch.cat(answers)
 
 
 def vocab_subset(y: torch.Tensor, size: int) -> torch.Tensor:
@@ -61,20 +67,21 @@ def to_subset(y: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:
 
 
 def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int = 1, steps: int = 600,
-          vocab: int = 4096, batch: int = 512, lr: float = 1e-3, seed: int = 0, log=None) -> tuple[MedusaHeads, dict]:
+          vocab: int = 4096, batch: int = 512, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.0,
+          log=None) -> tuple[MedusaHeads, dict]:
     """-> (trained heads, stats: data sizes, coverage, loss, per-head top-k accuracy)."""
     log = log or (lambda msg: print(msg, file=sys.stderr))
     torch.manual_seed(seed)
-    x, y = positions(shards, heads, val=False)
-    ids = vocab_subset(y, vocab)
-    train_set = Data(x, to_subset(y, ids, lm_head.shape[0]))
-    vx, vy = positions(shards, heads, val=True)
-    val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]))
+    x, y, is_answer = positions(shards, heads, val=False, prompt=prompt_weight > 0)
+    ids = vocab_subset(torch.where(is_answer, y, -1), vocab)  # the answers' tokens: what decoding meets
+    train_set = Data(x, to_subset(y, ids, lm_head.shape[0]), torch.where(is_answer, 1.0, prompt_weight))
+    vx, vy, _ = positions(shards, heads, val=True)
+    val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]), torch.ones(vy.shape))
     model = MedusaHeads(x.shape[1], heads, layers, vocab_ids=ids.int())
     rows = lm_head.index_select(0, ids).float()
     loss, best_step = _fit(model, rows, train_set, val_set, steps, batch, lr, seed, log)
     stats = {"train_positions": len(x), "val_positions": len(vx), "vocab": len(ids),
-             "coverage": round(float((train_set.y >= 0).sum() / max(1, (y >= 0).sum())), 4),
+             "coverage": round(float(((train_set.y >= 0) & is_answer).sum() / max(1, is_answer.sum())), 4),
              "final_loss": round(loss, 4), "kept_step": best_step, "accuracy": accuracy(model, rows, val_set)}
     return model, stats
 
@@ -92,9 +99,10 @@ def _fit(model, rows, data: Data, val: Data, steps: int, batch: int, lr: float, 
     for step in range(steps):
         idx = torch.randint(len(data.x), (batch,), generator=gen)
         logits = model.logits(data.x[idx].float(), rows)  # (K, B, V')
-        y = data.y[idx].T.clamp(min=-1)  # (K, B); tokens outside the subset are skipped too
-        per_head = torch.stack([torch.nn.functional.cross_entropy(l, t, ignore_index=-1) if (t >= 0).any()
-                                else l.sum() * 0 for l, t in zip(logits, y)])
+        y, w = data.y[idx].T, data.w[idx].T  # (K, B)
+        w = torch.where(y >= 0, w, 0.0)  # no target, or one outside the subset: skipped
+        ce = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.clamp(min=0).flatten(), reduction="none")
+        per_head = (ce.view_as(w) * w).sum(1) / w.sum(1).clamp(min=1e-6)
         loss = (weights * per_head).sum() / weights.sum()
         opt.zero_grad()
         loss.backward()
@@ -196,8 +204,9 @@ The target stays frozen. Load with `--method medusa` (the default heads) or `--s
 
 - Command: `{command}`
 - Data: self-distillation shards in `{args.data}` (the target's own answers to the training split of Spec-Bench;
-  the held-out split never enters), {stats['train_positions']} training positions, {stats['val_positions']} kept out
-  (every {VAL_EVERY}th sequence) for the accuracies below.
+  the held-out split never enters), {stats['train_positions']} training positions (answer tokens{
+  f", and the prompts' own tokens at loss weight {args.prompt_weight}" if args.prompt_weight else ""}),
+  {stats['val_positions']} answer positions kept out (every {VAL_EVERY}th sequence) for the accuracies below.
 - Training: {args.steps} steps of {args.batch} positions, AdamW (lr {args.lr}, weight decay 0.01, warm-up then cosine),
   loss weights 0.8^k per head, seed {args.seed}, {seconds:.0f} s on this machine's CPU; final loss {stats['final_loss']}.
   Every {EVAL_EVERY} steps the kept-out sequences scored the heads (expected accepted drafts of a 12-node tree);
@@ -239,6 +248,8 @@ def add_parser(sub) -> None:
     t.add_argument("--vocab", type=int, default=4096, help="V': how many of the most frequent answer tokens the heads score")
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--prompt-weight", type=float, default=0.0,
+                   help="also learn the prompts' own tokens (teacher forcing), with this loss weight (answers: 1)")
     t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
     t.add_argument("--out", default=str(SHIPPED))
     t.add_argument("--model", default=None, help="the target (default: the embedded model)")
@@ -259,7 +270,7 @@ def command(args, argv) -> int:
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
     heads, stats = train(load_shards(Path(args.data).expanduser()), lm, args.heads, args.layers, args.steps,
-                         args.vocab, args.batch, args.lr, args.seed)
+                         args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
     paths, table = choose_tree(stats["accuracy"], verify_ms(target.model) if args.measure else VERIFY_MS)
