@@ -93,4 +93,5 @@ def token_texts(tokenizer, trace: Trace) -> dict:
         for n in s.nodes:
             ids.add(n.token)
             ids.update(t for t, _ in n.p_top + n.q_top)
+        ids.update(t for row in s.extras.get("head_top", []) for t, _ in row)  # Medusa heads' top-k grid
     return {str(i): tokenizer.decode([i]) for i in sorted(ids)}

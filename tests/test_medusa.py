@@ -234,6 +234,8 @@ def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
         assert med.token_ids == ar.token_ids
         assert med.accepted_drafts > 0 and med.tau > 1.0
         assert json.loads(json.dumps(med.params))["tree"] == ""
+        # the page draws the heads' top-k grid with no tokenizer: every token there has its text
+        assert all(str(t) in med.token_text for s in med.steps for row in s.extras.get("head_top", []) for t, _ in row)
 
 
 def test_sampling_keeps_the_targets_distribution(tmp_path):
