@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     prompts = prompts[: args.limit] if args.limit else prompts
     target = load(args.model)
     out = generate_shards(target, prompts, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
-    print(f"{len(prompts)} prompts x {args.samples} answers in {out}", file=sys.stderr)
+    print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed)", file=sys.stderr)
     return 0
 
 
