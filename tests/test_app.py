@@ -9,7 +9,7 @@ from paradec.trace import TraceError
 from ui import sources
 
 APP = "../app.py"
-METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py"]
+METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py"]
 
 
 def open_page(page: str, **query) -> AppTest:
@@ -61,6 +61,21 @@ def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders()
     text = markdown_text(at)
     assert "2D window" in text and "n-gram pool" in text and "Combined attention mask" in text
     assert "won:" in text and any("W = 5, N = 3, G = 3" in c.value for c in at.caption)
+
+
+def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
+    at = open_page("pages/medusa.py")
+    hit = next(i for i, s in enumerate(sources.load(sources.recorded("medusa")["greedy"]).steps) if s.nodes)
+    at.slider(key="medusa.step").set_value(hit + 1).run()
+    assert not at.exception
+    text = markdown_text(at)
+    assert "head × top-k rank" in text and "Nodes ↔ mask rows ↔ paths" in text and "Trees compared" in text
+    assert len(at.dataframe) >= 2 and ":red-badge[LOSSY]" not in text  # the recorded runs use exact acceptance
+    assert at.selectbox(key="medusa.preset").value == "the heads' default"
+    at.selectbox(key="medusa.preset").set_value("chain4").run()
+    assert at.multiselect(key="medusa.paths.chain4.").value == ["[0]", "[0, 0]", "[0, 0, 0]", "[0, 0, 0, 0]"]
+    at.radio(key="medusa.acceptance").set_value("typical").run()
+    assert not at.exception
 
 
 def test_the_step_follows_the_url_and_the_buttons():

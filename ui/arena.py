@@ -14,7 +14,7 @@ from .sidebar import current
 from .style import chart, header
 
 # method -> the draft model it needs
-METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None}
+METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None}
 
 
 def traces() -> dict[str, Trace]:
