@@ -10,8 +10,8 @@ from paradec.cli import main as cli_main
 from paradec.drafters import medusa_heads
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
-from paradec.train.medusa import best_tree, positions, to_subset, vocab_subset
-from paradec.train.selfdistill import generate_shards
+from paradec.train.medusa import best_tree, positions, to_subset
+from paradec.train.selfdistill import frequent_tokens, generate_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -30,7 +30,7 @@ def test_positions_pair_each_hidden_state_with_the_tokens_after_the_next():
     assert x[:4, 0].tolist() == [0, 1, 2, 3]
     assert y[:4].tolist() == [[7, 8], [8, 9], [9, 10], [10, -1]]
     assert is_answer[:4].tolist() == [[False, True], [True, True], [True, True], [True, False]]
-    ids = vocab_subset(y[is_answer], 2)
+    ids = frequent_tokens(y[is_answer], 2)
     assert ids.tolist() == [8, 9]  # the most frequent answer tokens (8, 9, 10 tie: the lower ids)
     sub = to_subset(torch.tensor([[7, -1], [9, 8]]), ids, 11)
     assert sub.tolist() == [[-2, -1], [1, 0]]  # 7 is outside the subset, -1 had no target

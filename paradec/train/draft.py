@@ -23,7 +23,7 @@ import torch
 
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import cache_dir, load
-from .selfdistill import load_shards
+from .selfdistill import frequent_tokens, load_shards
 
 HELDOUT_EVERY = 10
 
@@ -46,15 +46,6 @@ def split(rows: list[dict]) -> tuple[list[dict], list[dict]]:
         raise ValueError("the draft needs data from at least two prompts (one is held out)")
     held = set(prompts[::HELDOUT_EVERY])
     return [r for r in rows if key[id(r)] not in held], [r for r in rows if key[id(r)] in held]
-
-
-def frequent_tokens(rows: list[dict], size: int, vocab_size: int) -> torch.Tensor:
-    """The `size` token ids the target writes most often in its answers, most frequent first."""
-    counts = torch.zeros(vocab_size, dtype=torch.long)
-    for r in rows:
-        counts += torch.bincount(r["tokens"][r["answer"]], minlength=vocab_size)
-    order = torch.sort(counts, descending=True, stable=True).indices  # ties: lower id first
-    return order[:size]
 
 
 def batches(rows: list[dict], size: int) -> list[dict]:
@@ -120,7 +111,7 @@ def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int,
     torch.manual_seed(seed)
     t0 = time.perf_counter()
     train_rows, held = split(rows_of(shards))
-    ids = frequent_tokens(train_rows, vocab, target_model.config.vocab_size)
+    ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in train_rows]), vocab)  # what the target writes
     draft = build(target_model, layers, ids)
     before = agreement(draft, held) if held else None
     params = [p for p in draft.parameters() if p.requires_grad]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ..drafters.medusa_heads import MedusaHeads
+from .selfdistill import frequent_tokens
 
 VAL_EVERY = 10  # every 10th sequence is kept out of training, for the accuracies
 TOP = 10  # ranks measured per head
@@ -54,12 +55,6 @@ def positions(shards: list[dict], heads: int, val: bool, prompt: bool = False):
     return torch.cat(xs), torch.cat(ys), torch.cat(answers)
 
 
-def vocab_subset(y: torch.Tensor, size: int) -> torch.Tensor:
-    """The `size` most frequent target tokens, most frequent first."""
-    ids, counts = torch.unique(y[y >= 0], return_counts=True)
-    return ids[torch.argsort(counts, descending=True, stable=True)][:size]
-
-
 def to_subset(y: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:
     table = torch.full((vocab,), -2, dtype=torch.long)
     table[ids] = torch.arange(len(ids))
@@ -73,7 +68,7 @@ def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int
     log = log or (lambda msg: print(msg, file=sys.stderr))
     torch.manual_seed(seed)
     x, y, is_answer = positions(shards, heads, val=False, prompt=prompt_weight > 0)
-    ids = vocab_subset(torch.where(is_answer, y, -1), vocab)  # the answers' tokens: what decoding meets
+    ids = frequent_tokens(torch.where(is_answer, y, -1), vocab)  # the answers' tokens: what decoding meets
     train_set = Data(x, to_subset(y, ids, lm_head.shape[0]), torch.where(is_answer, 1.0, prompt_weight))
     vx, vy, _ = positions(shards, heads, val=True)
     val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]), torch.ones(vy.shape))

@@ -91,6 +91,14 @@ def _until_eos(new: torch.Tensor, target: Loaded) -> torch.Tensor:
     return after == 0
 
 
+def frequent_tokens(tokens: torch.Tensor, size: int) -> torch.Tensor:
+    """The `size` most frequent token ids in `tokens` (negative entries are not tokens),
+    most frequent first, ties to the lower id (fewer if fewer distinct tokens occur): the
+    vocabulary subset a drafter scores."""
+    ids, counts = torch.unique(tokens[tokens >= 0], return_counts=True)
+    return ids[torch.argsort(counts, descending=True, stable=True)][:size].long()
+
+
 def load_shards(folder: Path) -> list[dict]:
     shards = sorted(folder.glob("shard-*.safetensors"))
     if not shards:
