@@ -116,6 +116,18 @@ class Trace:
         """Accepted draft tokens / drafted tokens (0 when nothing was drafted)."""
         return self.accepted_drafts / self.drafted if self.drafted else 0.0
 
+    def by_position(self) -> list[tuple[int, int, int]]:
+        """Acceptance per draft position: (depth, steps that drafted that depth, steps whose
+        accepted path reached it)."""
+        drafted: dict[int, int] = {}
+        reached: dict[int, int] = {}
+        for s in self.steps:
+            for d in {n.depth for n in s.nodes}:
+                drafted[d] = drafted.get(d, 0) + 1
+            for d in range(1, len(s.accepted) + 1):
+                reached[d] = reached.get(d, 0) + 1
+        return [(d, drafted[d], reached.get(d, 0)) for d in sorted(drafted)]
+
     def summary(self) -> dict:
         return {
             "method": self.method,

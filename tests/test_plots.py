@@ -9,6 +9,7 @@ from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.tokens import label, stream_html
 from paradec.plots.tree import FINAL, ROOT, graph, positions, tree_figure
+from paradec.speccost import chain_tau
 from paradec.trace import Node, Step, Trace
 
 P_TOP = [[5, 0.5], [6, 0.3], [7, 0.1], [8, 0.05]]
@@ -115,9 +116,9 @@ def test_kpis_follow_the_one_definition():
     t = make_trace()
     assert kpis.running_tau(t, 0) == 1.0
     assert kpis.running_tau(t, 2) == pytest.approx(6 / 3)
-    assert kpis.per_position(t) == [(1, 2, 2), (2, 2, 1), (3, 1, 0)]
-    assert kpis.expected_tau(0.0, 4) == 1.0 and kpis.expected_tau(1.0, 4) == 5.0
-    assert kpis.expected_tau(0.5, 2) == pytest.approx(1.75)
+    assert t.by_position() == [(1, 2, 2), (2, 2, 1), (3, 1, 0)]
+    assert chain_tau(0.0, 4) == 1.0 and chain_tau(1.0, 4) == 5.0
+    assert chain_tau(0.5, 2) == pytest.approx(1.75)
 
 
 def test_arena_race_counts_tokens_on_measured_time():

@@ -11,6 +11,7 @@ from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.plots.tokens import label, stream_html
 from paradec.plots.tree import tree_figure
+from paradec.speccost import chain_tau
 from paradec.trace import Trace
 
 from . import narrate, player
@@ -121,7 +122,7 @@ def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     c[3].metric("draft / verify ms", f"{step.draft_ms:.0f} / {step.verify_ms:.0f}", help="MEASURED in this run")
     if analytic_k:
         alpha = trace.acceptance_rate
-        c[4].metric("τ if i.i.d. (MODEL)", f"{kpis.expected_tau(alpha, analytic_k):.2f}",
+        c[4].metric("τ if i.i.d. (MODEL)", f"{chain_tau(alpha, analytic_k):.2f}",
                     help=f"(1 − α^(k+1)) / (1 − α) with α = {alpha:.2f}, k = {analytic_k}: Leviathan et al.")
     figs = {"tokens": kpis.tokens_figure(trace, i), "positions": kpis.position_figure(trace),
             "time": kpis.time_figure(trace, i)}

@@ -14,18 +14,6 @@ def running_tau(trace: Trace, upto: int) -> float:
     return sum(len(s.tokens) for s in steps) / max(1, sum(s.target_forwards for s in steps))
 
 
-def per_position(trace: Trace) -> list[tuple[int, int, int]]:
-    """(depth, steps that drafted that depth, steps whose accepted path reached it)."""
-    drafted: dict[int, int] = {}
-    reached: dict[int, int] = {}
-    for s in trace.steps:
-        for d in {n.depth for n in s.nodes}:
-            drafted[d] = drafted.get(d, 0) + 1
-        for d in range(1, len(s.accepted) + 1):
-            reached[d] = reached.get(d, 0) + 1
-    return [(d, drafted[d], reached.get(d, 0)) for d in sorted(drafted)]
-
-
 def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     x = list(range(1, len(trace.steps) + 1))
     acc = [len(s.accepted) for s in trace.steps]
@@ -43,7 +31,7 @@ def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
 
 
 def position_figure(trace: Trace, height: int = 240) -> go.Figure:
-    rows = per_position(trace)
+    rows = trace.by_position()
     fig = go.Figure(go.Bar(
         x=[d for d, _, _ in rows], y=[r / n for _, n, r in rows], marker_color=COLORS["accepted"],
         text=[f"{r}/{n}" for _, n, r in rows], textposition="outside",
@@ -64,14 +52,6 @@ def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     fig.update_xaxes(title="step")
     fig.update_yaxes(title="ms")
     return layout(fig, "draft vs verify time", height)
-
-
-def expected_tau(alpha: float, k: int) -> float:
-    """Leviathan et al.: expected tokens per target forward for a k-token chain when each
-    draft token is accepted independently with probability alpha."""
-    if alpha >= 1.0:
-        return k + 1.0
-    return (1 - alpha ** (k + 1)) / (1 - alpha)
 
 
 def cost_figure(cost: dict, height: int = 260) -> go.Figure:
