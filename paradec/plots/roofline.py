@@ -1,0 +1,97 @@
+"""The roofline of a chip with the passes of decoding placed on it, and the speculative step's
+cost breakdown and sweeps (paradec.roofline / paradec.speccost in, plotly figures out)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .. import roofline
+from ..roofline import Hardware, ModelShape
+from ..speccost import SpecStep
+from .style import COLORS, layout
+
+VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)
+STEP_COLOR = "#f5b700"
+
+
+def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11) -> go.Scatter:
+    t = roofline.seconds(hw, dtype, cost)
+    bound = "memory" if roofline.memory_bound(hw, dtype, cost) else "compute"
+    return go.Scatter(x=[cost.intensity], y=[cost.flops / t], mode="markers+text", name=name, text=[text],
+                      textposition="top center", marker=dict(color=color, size=size, symbol=symbol),
+                      hovertemplate=f"{name}<br>%{{x:.1f}} FLOP/byte<br>{t * 1e3:.3g} ms (MODEL, {bound}-bound)"
+                                    "<extra></extra>")
+
+
+def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -> list[go.Scatter]:
+    """AR decode, the prefill of a `context`-token prompt, and verify passes of k drafted tokens."""
+    ar = roofline.forward_cost(m, 1, context, batch)
+    prefill = roofline.forward_cost(m, context, 0, batch, logit_rows=1)
+    verify = [roofline.forward_cost(m, k + 1, context, batch) for k in VERIFY_KS]
+    times = [roofline.seconds(hw, dtype, c) for c in verify]
+    line = go.Scatter(x=[c.intensity for c in verify], y=[c.flops / t for c, t in zip(verify, times)],
+                      mode="lines+markers+text", name="verify k drafted", text=[f"k={k}" for k in VERIFY_KS],
+                      textposition="bottom right", line=dict(color=COLORS["bonus"]),
+                      customdata=[t * 1e3 for t in times],
+                      hovertemplate="verify: %{text}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)<extra></extra>")
+    return [line, _point(hw, dtype, ar, "AR decode (1 token)", "AR", COLORS["target"]),
+            _point(hw, dtype, prefill, f"prefill ({context} tokens)", "prefill", COLORS["accepted"])]
+
+
+def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512, batch: int = 1,
+                    step: dict | None = None, height: int = 380) -> go.Figure:
+    """Log-log roofline with the ridge marked. step: {'label', 'n', 'c', 'rows', 'measured_s'}
+    places one recorded verify pass twice: where the model puts it, and at its measured time."""
+    m = m.with_dtype(dtype)
+    fig = go.Figure(_passes(hw, m, dtype, context, batch))
+    if step:
+        fig.add_traces(_step(hw, m, dtype, step))
+    xs = [x for tr in fig.data for x in tr.x]
+    ridge, peak = hw.ridge(dtype), hw.peak(dtype)
+    lo, hi = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
+    fig.add_trace(go.Scatter(x=[lo, ridge, hi], y=[lo * hw.bandwidth, peak, peak], mode="lines", name="roof",
+                             line=dict(color="black", width=2), hoverinfo="skip"))
+    fig.add_vline(x=ridge, line=dict(color="gray", dash="dot"))
+    fig.add_annotation(x=ridge, y=1, yref="paper", text=f"ridge {ridge:.3g} FLOP/byte", showarrow=False,
+                       xanchor="left", yanchor="top", font=dict(size=11, color="gray"))
+    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte moved)")
+    fig.update_yaxes(type="log", title="FLOP/s")
+    return layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height)
+
+
+def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatter]:
+    cost = roofline.forward_cost(m, step["n"], step["c"], 1, step["rows"])
+    model_s = roofline.seconds(hw, dtype, cost)
+    x = [cost.intensity] * 2
+    y = [cost.flops / model_s, cost.flops / step["measured_s"]]
+    tip = (f"{step['label']}: {step['n']} tokens after {step['c']} cached<br>"
+           f"MODEL {model_s * 1e3:.3g} ms · MEASURED {step['measured_s'] * 1e3:.3g} ms")
+    return [go.Scatter(x=x, y=y, mode="lines", line=dict(color=STEP_COLOR, dash="dot"), showlegend=False,
+                       hoverinfo="skip"),
+            go.Scatter(x=x, y=y, mode="markers", name=f"{step['label']}: model · measured",
+                       marker=dict(color=STEP_COLOR, size=[16, 16], symbol=["star", "diamond"],
+                                   line=dict(color="black", width=1)),
+                       hovertemplate=tip + "<extra></extra>")]
+
+
+def breakdown_figure(cost: SpecStep, tau: float, unit: str = "AR steps", height: int = 230) -> go.Figure:
+    """The time to commit τ tokens: τ AR steps against one speculative step (draft, verify, overhead)."""
+    rows = ["AR: τ forwards", "speculative: 1 step"]
+    parts = [("AR forwards", [tau * cost.ar, 0], COLORS["target"]), ("draft", [0, cost.draft], COLORS["resampled"]),
+             ("verify", [0, cost.verify], COLORS["bonus"]), ("overhead", [0, cost.overhead], COLORS["unreached"])]
+    fig = go.Figure([go.Bar(y=rows, x=x, name=name, orientation="h", marker_color=color,
+                            hovertemplate=f"{name}: %{{x:.3g}} {unit}<extra></extra>") for name, x, color in parts])
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title=f"time for τ = {tau:.2f} tokens ({unit})")
+    return layout(fig, f"predicted speedup {cost.speedup(tau):.2f}× (break-even τ = {cost.break_even_tau:.2f})", height)
+
+
+def sweep_figure(xs: list, speedups: list[float], x_title: str, title: str, height: int = 230) -> go.Figure:
+    """Predicted speedup against one knob (batch, tree size), with the 1x line."""
+    colors = [COLORS["accepted"] if s >= 1 else COLORS["rejected"] for s in speedups]
+    fig = go.Figure(go.Scatter(x=xs, y=speedups, mode="lines+markers", marker=dict(color=colors, size=8),
+                               line=dict(color=COLORS["unreached"]), showlegend=False,
+                               hovertemplate=f"{x_title} %{{x}}: %{{y:.2f}}×<extra></extra>"))
+    fig.add_hline(y=1, line=dict(color="black", dash="dash"))
+    fig.update_xaxes(type="log", title=x_title, tickvals=xs)
+    fig.update_yaxes(title="speedup vs AR", rangemode="tozero")
+    return layout(fig, title, height)
