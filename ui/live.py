@@ -127,3 +127,12 @@ def errors() -> tuple[type, ...]:
     from paradec.models import ModelError
 
     return InputError, ModelError
+
+
+@st.cache_resource(show_spinner="Measuring this machine (a second or two)…")
+def machine():
+    """This machine's roofline, probed on one thread as the recorded traces were (cached on disk)."""
+    from paradec import machine as probe
+    from paradec import models
+
+    return probe.this_machine(models.cache_dir(), threads=1)

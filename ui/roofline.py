@@ -1,0 +1,167 @@
+"""The roofline page's parts: the chip, model and dtype; a recorded step placed on the
+roofline with its measured and modelled time; the what-if of a speculative step; and the
+recorded runs that lose on this CPU, explained by the same cost model."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from paradec import roofline, speccost
+from paradec.plots import roofline as plots
+from paradec.plots.style import FROM_RUN, MEASURED, MODEL
+from paradec.roofline import HARDWARE, MODELS, Hardware, ModelShape
+from paradec.trace import Trace
+
+from . import live, sources
+from .style import chart, header
+
+MACHINE = "roof.machine"  # session key: this machine's Hardware once probed
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+TREES = [1, 2, 4, 8, 16, 32, 64]
+
+
+@dataclass(frozen=True)
+class Choice:
+    hw: Hardware
+    model: ModelShape
+    dtype: str
+    batch: int
+    context: int
+
+
+def _hardware() -> dict[str, Hardware]:
+    probed = st.session_state.get(MACHINE)
+    return ({probed.name: probed} if probed else {}) | HARDWARE
+
+
+def choose() -> Choice:
+    """Chip (the presets, and this machine once measured), model, dtype, batch and context."""
+    c = st.columns([1.4, 1.6, 1, 1, 1.2], vertical_alignment="bottom")
+    if MACHINE not in st.session_state and c[0].button("Measure this machine", key="roof.probe",
+                                                       icon=":material/speed:", help="a short matrix product and "
+                                                       "memory copy on one thread (cached)"):
+        st.session_state[MACHINE] = live.machine()
+        st.session_state["roof.hw"] = st.session_state[MACHINE].name
+    chips = _hardware()
+    hw = chips[c[0].selectbox("Hardware", list(chips), key="roof.hw")]
+    model = MODELS[c[1].selectbox("Model", list(MODELS), key="roof.model")]
+    dtypes = list(hw.flops)
+    dtype = c[2].selectbox("dtype", dtypes, index=dtypes.index("float32"), key=f"roof.dtype.{hw.name}")
+    batch = c[3].selectbox("Batch", BATCHES, key="roof.batch")
+    context = c[4].select_slider("Cached tokens", [64, 128, 256, 512, 1024, 2048, 4096, 8192], 512, key="roof.ctx")
+    st.caption(f"{hw.name}: {hw.peak(dtype) / 1e12:.3g} TFLOP/s {dtype}, {hw.bandwidth / 1e9:.4g} GB/s "
+               f"(source: {hw.source}) · {model.name}: {roofline.params(model) / 1e9:.3g} B parameters, "
+               f"{model.kv_heads} KV heads of {model.heads}")
+    return Choice(hw, model, dtype, batch, context)
+
+
+def shipped_traces() -> dict[str, Path]:
+    """Every recorded trace: the method pages' and the arena set's."""
+    files = sorted(sources.TRACE_DIR.glob("*-*.json")) + sorted(sources.ARENA_DIR.glob("*.json"))
+    return {("arena/" if f.parent == sources.ARENA_DIR else "") + f.stem: f for f in files}
+
+
+def pick_step() -> tuple[Trace, int]:
+    files = shipped_traces()
+    c = st.columns([1, 2])
+    names = list(files)
+    name = c[0].selectbox("Recorded trace", names, index=names.index("sps-greedy") if "sps-greedy" in files else 0,
+                          key="roof.trace")
+    trace = sources.load(files[name])
+    n = len(trace.steps)
+    i = c[1].slider("Step (1 is the prefill)", 1, n, min(2, n), key=f"roof.step.{name}") - 1
+    return trace, i
+
+
+def step_point(trace: Trace, i: int) -> dict:
+    n, c, rows = roofline.verify_pass(trace.steps[i])
+    return {"label": f"{trace.method} step {i + 1}", "n": n, "c": c, "rows": rows,
+            "measured_s": trace.steps[i].verify_ms / 1e3}
+
+
+def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
+    """The roofline, with the recorded step when the chosen model, dtype and batch are the trace's."""
+    point = step_point(trace, i)
+    same = ch.model.name == trace.model and ch.dtype == trace.dtype and ch.batch == 1
+    header("Roofline", MODEL, *([MEASURED] if same else []))
+    chart(plots.roofline_figure(ch.hw, ch.model, ch.dtype, ch.context, ch.batch, point if same else None),
+          "roof.fig")
+    if not same:
+        st.info(f"The recorded step appears when the model is {trace.model}, the dtype {trace.dtype} and the "
+                "batch 1, as in the trace.")
+        return
+    cost = roofline.forward_cost(ch.model.with_dtype(ch.dtype), point["n"], point["c"], 1, point["rows"])
+    model_ms = roofline.seconds(ch.hw, ch.dtype, cost) * 1e3
+    m = st.columns(4)
+    m[0].metric("tokens in the pass", point["n"], help=f"after {point['c']} cached tokens (FROM RUN)")
+    m[1].metric("verify time (MEASURED)", f"{point['measured_s'] * 1e3:.1f} ms",
+                help=f"timed when the trace was recorded ({trace.device}, {trace.dtype}, one thread); "
+                     "includes the acceptance test")
+    m[2].metric(f"roofline time (MODEL, {ch.hw.name})", f"{model_ms:.2f} ms",
+                help="max(FLOPs / peak, bytes / bandwidth): a lower bound")
+    m[3].metric("measured / model", f"{point['measured_s'] * 1e3 / model_ms:.1f}×")
+    st.caption(f"{cost.flops / 1e9:.3g} GFLOP and {cost.bytes / 1e6:.4g} MB moved: {cost.intensity:.3g} FLOP/byte, "
+               f"{'memory' if roofline.memory_bound(ch.hw, ch.dtype, cost) else 'compute'}-bound on {ch.hw.name}. "
+               "The roofline counts only weights, KV cache and arithmetic; a small model on a CPU also pays "
+               "for each of the hundreds of small operator calls in a pass, so the measured time sits above the roof."
+               + ("" if ch.hw.name.startswith("This machine") else f" The time was measured on {trace.device}, the "
+                  f"model is for {ch.hw.name}: measure this machine to compare like with like."))
+
+
+def what_if(ch: Choice) -> None:
+    header("What if: does a speculative step pay off here?", MODEL)
+    c = st.columns(4)
+    tree = c[0].select_slider("Tree size (drafted tokens)", TREES, 8, key="roof.tree")
+    tau = c[1].slider("τ (tokens per step)", 1.0, float(tree + 1), min(2.5, tree + 1.0), 0.05, key=f"roof.tau.{tree}")
+    draft = c[2].slider("Draft cost (AR steps)", 0.0, 2.0, 0.2, 0.05, key="roof.draft")
+    overhead = c[3].slider("Overhead (AR steps)", 0.0, 1.0, 0.05, 0.05, key="roof.overhead")
+    cost = speccost.predict(ch.hw, ch.model, ch.dtype, tree, draft, overhead, ch.context, ch.batch)
+    unit = speccost.SpecStep(1.0, cost.draft / cost.ar, cost.verify / cost.ar, cost.overhead / cost.ar)
+    left, right = st.columns(2)
+    with left:
+        chart(plots.breakdown_figure(unit, tau), "roof.breakdown")
+        st.markdown(_verdict(unit, tau, tree))
+    with right:
+        speed = [speccost.predict(ch.hw, ch.model, ch.dtype, tree, draft, overhead, ch.context, b).speedup(tau)
+                 for b in BATCHES]
+        lose = speccost.first_losing(BATCHES, dict(zip(BATCHES, speed)).__getitem__)
+        title = f"below 1× from batch {lose}" if lose else "above 1× at every batch up to 512"
+        chart(plots.sweep_figure(BATCHES, speed, "batch", f"speedup vs batch: {title}"), "roof.batch_sweep")
+
+
+def _verdict(unit: speccost.SpecStep, tau: float, tree: int) -> str:
+    alpha = speccost.alpha_for_tau(unit.break_even_tau, tree)
+    need = (f"a {tree}-token chain needs each token accepted with probability ≥ **{alpha:.2f}** just to "
+            "break even" if alpha is not None else f"no {tree}-token chain can break even (τ ≤ {tree + 1})")
+    return (f"One step costs **{unit.break_even_tau:.2f} AR steps** (verify {unit.verify:.2f}, draft "
+            f"{unit.draft:.2f}, overhead {unit.overhead:.2f}), so τ must exceed {unit.break_even_tau:.2f}: {need}. "
+            f"At τ = {tau:.2f} the prediction is **{unit.speedup(tau):.2f}×**. High acceptance still loses "
+            "when the pass over the tree, or the drafting, costs more AR steps than the tokens it wins.")
+
+
+def losing_runs() -> None:
+    """The recorded arena runs against AR: measured speedup beside the cost model fed with
+    each run's own measured step costs."""
+    runs = sources.arena()
+    ar = runs.get("ar")
+    if ar is None:
+        return
+    header("Recorded runs on this CPU, explained by the cost model", MEASURED, FROM_RUN, MODEL)
+    rows = []
+    for name, t in runs.items():
+        if name == "ar":
+            continue
+        cost, tau = speccost.measured(t, ar)
+        rows.append({"method": name, "τ (FROM RUN)": round(tau, 2),
+                     "speedup (MEASURED)": round(ar.wall_s / t.wall_s, 2),
+                     "draft (AR steps)": round(cost.draft / cost.ar, 2),
+                     "verify (AR steps)": round(cost.verify / cost.ar, 2),
+                     "break-even τ": round(cost.break_even_tau, 2), "speedup (MODEL)": round(cost.speedup(tau), 2)})
+    st.dataframe(rows, hide_index=True)
+    lost = [r["method"] for r in rows if r["speedup (MEASURED)"] < 1]
+    st.caption(f"The arena set: one prompt, every method in one process ({ar.device}, {ar.dtype}); an AR step "
+               f"took {speccost.measured(ar, ar)[0].ar:.0f} ms. Measured below 1×: {', '.join(lost) or 'none'}. "
+               "Their τ stays under the break-even τ their own measured step costs set: on this CPU a verify "
+               "pass over a handful of tokens costs ~1.5 AR steps, so τ = 1.5 only breaks even.")
