@@ -6,12 +6,12 @@ as in greedy decoding, every method produces the same tokens)."""
 from __future__ import annotations
 
 import json
-import platform
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
-from . import methods
+from . import bench_report, machine, methods
 from .cli import draft_spec, load_models
 from .data import SPLITS, first_turn, read_jsonl, split_of
 from .trace import Trace
@@ -59,12 +59,22 @@ def bench_command(args) -> int:
     names = ["ar"] + [m for m in args.methods.split(",") if m and m != "ar"]
     for name in names:
         methods.check_method(name)
+    if args.repeats < 1:
+        raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     spec = draft_spec(args, any(methods.needs_draft_model(m) for m in names))
     peers = _peer_names(args, spec)
     target, draft = load_models(args, spec)
     report = bench(target, draft, names, peers, rows, args)
-    print(json.dumps(report, ensure_ascii=False) if args.json else format_report(report))
+    if args.out:
+        try:
+            csv_path = bench_report.save(report, args.out)
+        except OSError as e:
+            raise methods.InputError(f"cannot write results {args.out}: {e.strerror}") from None
+        print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
+    print(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
     return 0
 
 
@@ -85,7 +95,7 @@ def bench(target, draft, names, peers, rows, args) -> dict:
     runs = defaultdict(list)  # name -> [(row, record)]
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
-        for _ in range(max(1, args.repeats)):
+        for _ in range(args.repeats):
             for name in names:
                 d = draft if methods.needs_draft_model(name) else None
                 t = run(target, name, row["prompt"], draft=d, **settings)
@@ -93,12 +103,24 @@ def bench(target, draft, names, peers, rows, args) -> dict:
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
     print(file=sys.stderr)
-    return _aggregate(runs, rows, target, draft, args)
+    return bench_report.aggregate(runs, rows, _header(target, draft, args))
+
+
+def _header(target, draft, args) -> dict:
+    """What the numbers depend on: the machine, the models and the run's settings."""
+    return {
+        "created": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
+        "model": target.name, "draft": draft.name if draft else None,
+        "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
+        "repeats": args.repeats, "prompt_file": args.prompts, "split": args.split, "categories_kept": args.categories,
+        "per_category": args.per_category, "limit": args.limit,
+    }
 
 
 def _record(t: Trace) -> dict:
     return {"tokens": t.token_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
-            "drafted": t.drafted, "accepted": t.accepted_drafts}
+            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
 
 
 def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:
@@ -124,50 +146,5 @@ def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:
     with torch.inference_mode():
         out = target.model.generate(ids, **kw)
     wall = time.perf_counter() - t0
-    return {"tokens": out[0, ids.shape[1]:].tolist(), "wall_s": wall, "forwards": None, "drafted": 0, "accepted": 0}
-
-
-def _aggregate(runs: dict, rows, target, draft, args) -> dict:
-    cats = sorted({r["category"] for r in rows})
-    report = {
-        "machine": {"platform": platform.platform(), "python": sys.version.split()[0], "device": target.device,
-                    "dtype": target.dtype},
-        "model": target.name, "draft": draft.name if draft else None, "prompts": len(rows),
-        "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "repeats": args.repeats,
-        "methods": {n: _metrics(recs, runs["ar"]) for n, recs in runs.items()},
-        "categories": {},
-    }
-    for c in cats:
-        report["categories"][c] = {
-            n: _metrics([x for x in recs if x[0]["category"] == c], [x for x in runs["ar"] if x[0]["category"] == c])
-            for n, recs in runs.items()
-        }
-    return report
-
-
-def _metrics(recs: list, ar: list) -> dict:
-    tokens = sum(len(r["tokens"]) for _, r in recs)
-    wall = sum(r["wall_s"] for _, r in recs)
-    ar_tps = sum(len(r["tokens"]) for _, r in ar) / max(1e-9, sum(r["wall_s"] for _, r in ar))
-    tps = tokens / max(1e-9, wall)
-    forwards = [r["forwards"] for _, r in recs]
-    drafted = sum(r["drafted"] for _, r in recs)
-    return {
-        "speedup": round(tps / ar_tps, 3),
-        "tau": round(tokens / sum(forwards), 3) if None not in forwards else None,
-        "acceptance_rate": round(sum(r["accepted"] for _, r in recs) / drafted, 3) if drafted else 0.0,
-        "tokens_per_s": round(tps, 2),
-        "identical_runs": sum(r["tokens"] == a["tokens"] for (_, r), (_, a) in zip(recs, ar)),
-        "runs": len(recs),
-    }
-
-
-def format_report(report: dict) -> str:
-    lines = [f"model {report['model']}  draft {report['draft']}  prompts {report['prompts']}  "
-             f"max_new_tokens {report['max_new_tokens']}  device {report['machine']['device']}",
-             f"{'method':<18}{'speedup':>9}{'tau':>7}{'accept':>8}{'tok/s':>8}{'identical':>11}"]
-    for name, m in report["methods"].items():
-        tau = f"{m['tau']:.2f}" if m["tau"] is not None else "-"
-        lines.append(f"{name:<18}{m['speedup']:>8.2f}x{tau:>7}{m['acceptance_rate']:>8.2f}"
-                     f"{m['tokens_per_s']:>8.1f}{m['identical_runs']:>6}/{m['runs']}")
-    return "\n".join(lines)
+    return {"tokens": out[0, ids.shape[1]:].tolist(), "wall_s": wall, "forwards": None, "drafted": 0, "accepted": 0,
+            "positions": None}

@@ -49,7 +49,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--per-category", type=int, default=0, help="use the first N prompts of each category (0 = all)")
     b.add_argument("--categories", default="", help="comma-separated categories to keep")
     b.add_argument("--split", default="all", help="all, train or heldout (Spec-Bench prompts kept out of training)")
-    b.add_argument("--repeats", type=int, default=1)
+    b.add_argument("--repeats", type=int, default=1, help="decode every prompt N times per method")
+    b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
     _sampling_args(b)
     return top

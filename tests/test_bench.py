@@ -1,0 +1,91 @@
+"""python -m paradec bench on the tiny random model: the report's schema, the results file
+(JSON and CSV), repeats, categories, peers under `methods`, and its input errors."""
+import csv
+import json
+
+import pytest
+
+from paradec import bench_report
+from paradec.cli import main
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+ROWS = [
+    {"prompt": "a b a b a b a b", "category": "copy"},
+    {"turns": ["one two one two one two", "a second turn nobody reads"], "category": "copy", "question_id": 5},
+    {"prompt": "hello there", "category": "chat"},
+]
+METHODS = ["ar", "pld", "sps", "hf_generate", "hf_prompt_lookup", "hf_assisted"]
+
+
+@pytest.fixture(scope="module")
+def prompts(tmp_path_factory):
+    path = tmp_path_factory.mktemp("prompts") / "p.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, tiny_dir, prompts):
+    """One bench run: 3 prompts x 2 repeats, every paradec method with a draft, and the peers."""
+    out = tmp_path_factory.mktemp("bench") / "tiny.json"
+    code = main(["bench", "--methods", "pld,sps", "--prompts", str(prompts), "--model", str(tiny_dir),
+                 "--device", "cpu", "--draft", "self:1", "--max-new-tokens", "6", "--repeats", "2",
+                 "--peers", "hf", "--json", "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def test_report_schema(results, tiny_dir):
+    report = bench_report.load(results)
+    assert report["schema"] == bench_report.SCHEMA and report["kind"] == bench_report.KIND
+    assert list(report["methods"]) == METHODS  # AR first, the peers under methods too
+    assert set(report["categories"]) == {"copy", "chat"}
+    assert report["prompts"] == 3 and report["repeats"] == 2 and report["model"] == str(tiny_dir)
+    assert report["draft"] and "1 layer" in report["draft"]
+    assert {"cpu", "cores", "torch_threads", "torch", "device", "dtype"} <= set(report["machine"])
+    for group in [report["methods"], *report["categories"].values()]:
+        for name, m in group.items():
+            assert set(bench_report.METRICS) | {"acceptance_by_position"} == set(m), name
+    ar, sps = report["methods"]["ar"], report["methods"]["sps"]
+    assert ar["speedup"] == 1.0 and ar["tau"] == 1.0 and ar["runs"] == 6
+    assert report["categories"]["copy"]["ar"]["runs"] == 4 and report["categories"]["chat"]["ar"]["runs"] == 2
+    for name in ("pld", "sps"):  # greedy in float32: exactly AR's tokens
+        assert report["methods"][name]["identical_runs"] == 6
+    assert report["methods"]["hf_generate"]["tau"] is None  # generate reports no forward count
+    depths = [row[0] for row in sps["acceptance_by_position"]]
+    assert depths == list(range(1, len(depths) + 1)) and depths
+    assert all(0 <= share <= 1 and reached <= drafted for _, drafted, reached, share in sps["acceptance_by_position"])
+    assert report["methods"]["hf_generate"]["acceptance_by_position"] == []
+
+
+def test_csv_beside_the_json(results):
+    with open(results.with_suffix(".csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == (1 + 2) * len(METHODS)  # overall, then each category
+    assert [r["method"] for r in rows[: len(METHODS)]] == METHODS and rows[0]["category"] == "all"
+    report = bench_report.load(results)
+    sps = next(r for r in rows if r["category"] == "chat" and r["method"] == "sps")
+    assert float(sps["speedup"]) == report["categories"]["chat"]["sps"]["speedup"]
+
+
+def one_line_error(capfd, args, *words):
+    code = main(["bench", *map(str, args)])
+    out, err = capfd.readouterr()
+    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("paradec: error:"), err
+    for w in words:
+        assert w in err
+
+
+def test_input_errors_come_before_any_decoding(capfd, prompts, tmp_path):
+    base = ["--methods", "pld", "--prompts", prompts, "--model", tmp_path / "no-model"]
+    one_line_error(capfd, [*base, "--out", tmp_path / "missing" / "r.json"], "cannot write results")
+    one_line_error(capfd, [*base, "--repeats", "0"], "--repeats")
+
+
+def test_load_refuses_what_is_not_a_results_file(tmp_path):
+    for text, words in [("not json", "not JSON"), ('{"schema": 1}', "not a paradec benchmark"),
+                        (json.dumps({"schema": 1, "kind": "paradec-bench", "methods": {"pld": {}}}), "AR")]:
+        (tmp_path / "r.json").write_text(text)
+        with pytest.raises(bench_report.ResultsError, match=words):
+            bench_report.load(tmp_path / "r.json")
