@@ -47,8 +47,11 @@ def target_forward(model, cache, uncached: list[int], draft: Draft, hidden_layer
     keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
     out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True,
                 logits_to_keep=keep, output_hidden_states=bool(hidden_layers))
-    hidden = torch.stack([out.hidden_states[i][0, -keep:] for i in hidden_layers]) if hidden_layers else None
-    return Verified(out.logits[0].float(), hidden)
+    if not hidden_layers:
+        return Verified(out.logits[0].float())
+    states = torch.stack([out.hidden_states[i][0] for i in hidden_layers])  # (layers, U+N+W, H)
+    prefix = states[:, :-keep] if states.shape[1] > keep else None
+    return Verified(out.logits[0].float(), states[:, -keep:], prefix)
 
 
 def compact(cache, prefix: int, keep: list[int]) -> None:

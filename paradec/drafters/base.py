@@ -42,6 +42,9 @@ class Verified:
 
     logits: torch.Tensor  # (1+N+W, V)
     hidden: torch.Tensor | None = None  # (len(hidden_layers), 1+N+W, H) when the drafter asks
+    # (len(hidden_layers), U-1, H): the uncached tokens before the pending one (the prompt, on the
+    # first step), for drafters that keep a feature per context position (EAGLE); None when U = 1.
+    prefix_hidden: torch.Tensor | None = None
 
 
 class Drafter:

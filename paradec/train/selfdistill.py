@@ -4,7 +4,9 @@ and last hidden states are stored as shards in a cache folder (not in git).
 Generation is batched and seeded; finished shards are kept, so an interrupted run resumes
 where it stopped. Shards are safetensors: tokens (B, L) int32, mask (B, L) bool (which
 positions hold real tokens), answer (B, L) bool (which are the target's own answer),
-hidden (B, L, H) float16 (the target's final-norm hidden state at each position)."""
+hidden (B, L, H) float16 (the target's final-norm hidden state at each position), fuse
+(B, L, 3H) float16 (the outputs of a low, a middle and a high layer, EAGLE-3's features;
+shards written before it existed get it added on the next run)."""
 from __future__ import annotations
 
 import json
@@ -45,10 +47,9 @@ def generate_shards(target: Loaded, prompts: list[str], out: Path, samples: int 
     for n, (s, i) in enumerate(jobs):
         path = out / f"shard-s{s}-{i:05d}.safetensors"
         if not path.exists():  # written atomically below: an existing shard is complete
-            tensors = _answer(target, encoded[i : i + batch], max_new_tokens, seed + 1000 * s + i if s else None)
-            tmp = path.with_suffix(".tmp")
-            save_file(tensors, str(tmp))
-            tmp.rename(path)
+            _save(_answer(target, encoded[i : i + batch], max_new_tokens, seed + 1000 * s + i if s else None), path)
+        elif "fuse" not in (old := load_file(str(path))):
+            _save({**old, **_features(target, old["tokens"].long(), old["mask"])}, path)
         done = n + 1
         eta = (time.perf_counter() - t0) / done * (len(jobs) - done)
         print(f"\rself-distillation data: {done}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="", file=sys.stderr)
@@ -74,10 +75,28 @@ def _answer(target: Loaded, prompts: list[list[int]], max_new_tokens: int, seed:
     answer[:, width:] = True
     mask = torch.cat([attn.bool(), _until_eos(seqs[:, width:], target)], dim=1)
     answer &= mask
+    return {"tokens": seqs.int(), "mask": mask, "answer": answer, **_features(target, seqs, mask)}
+
+
+def fuse_layers(num_layers: int) -> tuple[int, int, int]:
+    """EAGLE-3's low, middle and high features: the inputs of layers 2, L/2 and L-3, i.e. these
+    indices into Hugging Face's hidden_states tuple (0 = the embeddings). Clamped for tiny test models."""
+    return min(2, num_layers), num_layers // 2, max(num_layers - 3, 0)
+
+
+@torch.inference_mode()
+def _features(target: Loaded, seqs: torch.Tensor, mask: torch.Tensor) -> dict:
+    """One teacher-forced pass: the final hidden state and the fused low/middle/high features."""
     pos = (torch.cumsum(mask.long(), dim=1) - 1).clamp(min=0)  # left padding must not shift positions
-    out = model(input_ids=seqs, attention_mask=mask.long(), position_ids=pos, output_hidden_states=True)
-    hidden = out.hidden_states[-1]
-    return {"tokens": seqs.int(), "mask": mask, "answer": answer, "hidden": hidden.half()}
+    out = target.model(input_ids=seqs, attention_mask=mask.long(), position_ids=pos, output_hidden_states=True)
+    fuse = torch.cat([out.hidden_states[i] for i in fuse_layers(target.model.config.num_hidden_layers)], dim=-1)
+    return {"hidden": out.hidden_states[-1].half(), "fuse": fuse.half()}
+
+
+def _save(tensors: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")  # a rename is atomic: a shard on disk is always complete
+    save_file(tensors, str(tmp))
+    tmp.rename(path)
 
 
 def _until_eos(new: torch.Tensor, target: Loaded) -> torch.Tensor:

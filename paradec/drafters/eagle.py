@@ -1,0 +1,223 @@
+"""EAGLE-1, -2 and -3 (Li et al.): a one-layer head drafts a tree at the feature level.
+
+Offsets. Head entry t reads (feature f_t, token x_{t+1}) and its output predicts x_{t+2}.
+After a verify pass the target has given the features of the pending token and of every
+accepted node, and the bonus token is known, so commit() queues those (feature, next token)
+pairs; propose() feeds them to the head (its own KV cache, one entry per context position)
+and the last entry's output gives the depth-1 candidates. A candidate at depth d is fed as
+(its parent's output, its token) at position P + d - 1, where P is the number of context
+entries, and attends to every context entry and to its ancestors' entries (tree mask);
+those entries are dropped after the step (the accepted tokens come back with the target's
+true features). The first step drafts nothing: features exist only after the prefill.
+
+Trees. EAGLE-1 (`eagle`) grows a fixed tree, a list of rank paths as Medusa's. EAGLE-2 and
+EAGLE-3 (`eagle2`, `eagle3`) grow a dynamic one: at each depth the top_k candidates by
+cumulative draft log-probability are expanded (top_k children each), then every drafted
+candidate is reranked and the best total_tokens are verified. Proposals are deterministic
+(top-k, not sampled), so q is one-hot: greedy acceptance is exact, and sampling uses the
+verifier's rejection over siblings, which keeps the target's distribution."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import torch
+
+from .. import tree as trees
+from ..train.selfdistill import fuse_layers
+from . import eagle_head
+from .base import Draft, Drafter
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
+SHIPPED = {1: ASSETS / "eagle-smollm2", 3: ASSETS / "eagle3-smollm2"}
+TREES = {  # EAGLE-1 static trees (rank paths); sized for a CPU verify pass of about a dozen tokens
+    "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],
+    "cpu10": [[0], [1], [0, 0], [0, 1], [1, 0], [0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0]],
+}
+
+
+class Eagle(Drafter):
+    """EAGLE-1: the head drafts a static tree of rank paths."""
+
+    name, version = "eagle", 1
+
+    def __init__(self, target_model, head: str = "", tree: str = "cpu10"):
+        """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
+        tree: a preset name or rank paths as JSON."""
+        self.params = {"head": head, "tree": tree}
+        self.paths = _parse_tree(tree)
+        self.want = {}  # rank path -> the child ranks the tree asks for under it
+        for p in self.paths:
+            self.want.setdefault(tuple(p[:-1]), []).append(p[-1])
+        self.depth = max(map(len, self.paths))
+        self._load(target_model, head)
+
+    def _load(self, target_model, spec: str) -> None:
+        try:
+            loaded, _ = eagle_head.load(spec or SHIPPED[self.version])
+        except (OSError, RuntimeError, KeyError) as e:
+            where = spec or f"the shipped head (train it: python -m paradec.train eagle --version {self.version})"
+            raise ValueError(f"cannot load an EAGLE head from {where}: {e}") from None
+        if loaded.version != self.version:
+            raise ValueError(f"{self.name} needs an EAGLE-{self.version} head, this one is EAGLE-{loaded.version}")
+        cfg, lm = target_model.config, target_model.get_output_embeddings().weight
+        if loaded.hidden_size != cfg.hidden_size:
+            raise ValueError(f"a head of width {loaded.hidden_size} does not fit a target of width {cfg.hidden_size}")
+        if (lm.device, lm.dtype) != (loaded.fc.weight.device, loaded.fc.weight.dtype):
+            loaded = copy.deepcopy(loaded).to(lm.device, lm.dtype)  # the loaded head is shared: copy, never move
+        self.head, self.embed = loaded, target_model.get_input_embeddings()
+        ids = loaded.vocab_ids
+        self.rows = None if loaded.version == 3 else (lm if ids is None else lm.index_select(0, ids))
+        self.hidden_layers = (-1,) if loaded.version == 1 else fuse_layers(cfg.num_hidden_layers)
+
+    def begin(self, prompt_ids):
+        self.cache = eagle_head.HeadCache()  # this run's own
+        self.todo = None  # (features (m, F), next tokens (m,)) waiting to enter the head
+
+    @torch.inference_mode()
+    def propose(self, ctx, sampler, gen) -> Draft:
+        if self.todo is None:
+            return Draft()
+        feats, toks = self.todo
+        P0 = len(self.cache)
+        pos = torch.arange(P0, P0 + len(toks), device=feats.device)[None]
+        self._root = self.head(feats[None], self.embed(toks)[None], pos, cache=self.cache)[0, -1]
+        self.todo, P = None, len(self.cache)
+        nodes = _Nodes()
+        layer = self._children(nodes, -1, self._root)
+        for _ in range(self.depth - 1):
+            chosen = self._to_expand(nodes, layer)
+            if not chosen:
+                break
+            outs = self._feed(nodes, chosen, P)
+            layer = [c for i, o in zip(chosen, outs) for c in self._children(nodes, i, o)]
+        self.cache.crop(P)
+        keep = self._select(nodes)
+        return nodes.draft(keep, forwards=1 + nodes.passes)
+
+    def _children(self, nodes, parent: int, out) -> list[int]:
+        """Add the children the tree wants under `parent` from the head's output there."""
+        ranks = self._ranks(nodes, parent)
+        if not ranks:
+            return []
+        logq = torch.log_softmax(self.head.logits(out, self.rows).float(), dim=-1)
+        top_q, top_i = logq.topk(max(ranks) + 1)
+        ids = top_i if self.head.vocab_ids is None else self.head.vocab_ids[top_i]
+        return [nodes.add(int(ids[r]), parent, r, float(top_q[r])) for r in ranks]
+
+    def _ranks(self, nodes, parent: int) -> list[int]:
+        return self.want.get(nodes.path(parent), [])
+
+    def _to_expand(self, nodes, layer: list[int]) -> list[int]:
+        return [i for i in layer if self.want.get(nodes.path(i))]
+
+    def _select(self, nodes) -> list[int]:
+        return list(range(len(nodes.token)))
+
+    def _feed(self, nodes, chosen: list[int], P: int) -> torch.Tensor:
+        """One head pass over the chosen candidates (tree mask) -> their outputs (n, H)."""
+        start = len(self.cache)
+        feats = torch.stack([nodes.out[nodes.parent[i]] if nodes.parent[i] >= 0 else self._root for i in chosen])
+        toks = torch.tensor([nodes.token[i] for i in chosen], device=feats.device)
+        pos = torch.tensor([[P + nodes.depth[i] - 1 for i in chosen]], device=feats.device)
+        mask = torch.zeros(len(chosen), start + len(chosen), dtype=torch.bool, device=feats.device)
+        mask[:, :P] = True
+        for row, i in enumerate(chosen):
+            nodes.entry[i] = start + row
+            for a in trees.ancestors(nodes.parent, i):
+                mask[row, nodes.entry[a]] = True
+        out = self.head(feats[None], self.embed(toks)[None], pos, mask[None, None], self.cache)[0]
+        for row, i in enumerate(chosen):
+            nodes.out[i] = out[row]
+        nodes.passes += 1
+        return out
+
+    def commit(self, ctx, draft, accepted, verified):
+        """Queue the (target feature, next token) pairs of the pending token and the accepted nodes."""
+        rows = [0] + [a + 1 for a in accepted]
+        hidden = verified.hidden[:, rows]  # (layers, m, H)
+        if verified.prefix_hidden is not None:  # first step: the prompt's own positions come first
+            hidden = torch.cat([verified.prefix_hidden, hidden], dim=1)
+        feats = hidden.permute(1, 0, 2).flatten(1)  # (m, layers * H): EAGLE-3 fuses three layers
+        self.todo = feats, torch.tensor(ctx[-feats.shape[0]:], device=feats.device)
+
+
+class Eagle2(Eagle):
+    """EAGLE-2: EAGLE-1's head, a dynamic tree (expand by confidence, then rerank)."""
+
+    name, version = "eagle2", 1
+
+    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12):
+        """depth: draft steps; top_k: candidates expanded per step and children per candidate;
+        total_tokens: candidates kept for the verify pass."""
+        if not (1 <= depth <= 16 and 1 <= top_k <= 16 and 1 <= total_tokens <= 256):
+            raise ValueError("needs 1 <= depth <= 16, 1 <= top_k <= 16 and 1 <= total_tokens <= 256")
+        self.params = {"head": head, "depth": depth, "top_k": top_k, "total_tokens": total_tokens}
+        self.depth, self.top_k, self.total = depth, top_k, total_tokens
+        self._load(target_model, head)
+
+    def _ranks(self, nodes, parent: int) -> list[int]:
+        return list(range(self.top_k))
+
+    def _to_expand(self, nodes, layer: list[int]) -> list[int]:
+        """The top_k candidates of the newest depth by cumulative log-probability."""
+        return sorted(layer, key=lambda i: (-nodes.score[i], i))[: self.top_k]
+
+    def _select(self, nodes) -> list[int]:
+        """Rerank every candidate; keep the best total_tokens. A child never scores above its
+        parent (log q <= 0) and ties go to the shallower node, so the kept set is a tree."""
+        best = sorted(range(len(nodes.token)), key=lambda i: (-nodes.score[i], nodes.depth[i], i))
+        return sorted(best[: self.total])
+
+
+class Eagle3(Eagle2):
+    """EAGLE-3: fused low/middle/high target features, a head trained with training-time
+    test, a reduced draft vocabulary; EAGLE-2's dynamic tree."""
+
+    name, version = "eagle3", 3
+
+
+class _Nodes:
+    """Drafted candidates, parents before children; each remembers its rank path and
+    cumulative draft log-probability (the score EAGLE-2 ranks by)."""
+
+    def __init__(self):
+        self.token, self.parent, self.rank, self.depth, self.score, self.logq = [], [], [], [], [], []
+        self.out, self.entry, self.passes = [], [], 0
+
+    def path(self, i: int) -> tuple[int, ...]:
+        return () if i < 0 else tuple(self.rank[a] for a in trees.ancestors(self.parent, i))
+
+    def add(self, token: int, parent: int, rank: int, logq: float) -> int:
+        self.token.append(token)
+        self.parent.append(parent)
+        self.rank.append(rank)
+        self.depth.append(1 if parent < 0 else self.depth[parent] + 1)
+        self.score.append(logq + (self.score[parent] if parent >= 0 else 0.0))
+        self.logq.append(logq)
+        self.out.append(None)
+        self.entry.append(None)
+        return len(self.token) - 1
+
+    def draft(self, keep: list[int], forwards: int) -> Draft:
+        """The kept candidates as a Draft (renumbered), every candidate in extras for the page."""
+        new = {old: n for n, old in enumerate(keep)}
+        extras = {"candidates": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
+                                 enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))],
+                  "draft_q": [round(float(torch.tensor(self.logq[i]).exp()), 5) for i in keep]}
+        return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],
+                     forwards=forwards, extras=extras)
+
+
+def _parse_tree(spec: str) -> list[list[int]]:
+    if spec in TREES:
+        return TREES[spec]
+    try:
+        paths = json.loads(spec)
+        if not isinstance(paths, list) or not paths:
+            raise ValueError
+        trees.paths_to_tree(paths)
+    except ValueError:
+        raise ValueError(f"tree must be one of {', '.join(TREES)} or a JSON list of rank paths like [[0], [0, 0]]") from None
+    return paths

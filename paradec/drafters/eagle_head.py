@@ -1,0 +1,191 @@
+"""EAGLE draft heads (Li et al., 2024; 2025): one decoder layer that drafts at the feature level.
+
+EAGLE-1 (version 1): entry t reads the target's final feature f_t and the embedding of the
+token x_{t+1}, concatenated and projected by `fc` (2H -> H), runs one decoder layer and gives
+a feature that predicts f_{t+1}; the target's own LM head turns it into q(x_{t+2}). Drafting
+further, the head's own output stands in for the feature it has not seen yet.
+
+EAGLE-3 (version 3): `fc` fuses a low, a middle and a high layer of the target (3H -> H);
+the layer reads [norm(embedding), norm(feature)] (2H wide), and a final norm and a small LM
+head of its own score a reduced draft vocabulary (`vocab_ids`: draft id -> target id).
+
+The layer is composed from Hugging Face's Llama parts (RMSNorm, MLP, rotary embedding); the
+attention is written here because the head keeps its own small KV cache and attends with
+tree masks. Parameter names follow the official checkpoints, so those load by renaming
+only (`layers.0.` for EAGLE-1, `midlayer.` for EAGLE-3 -> `layer.`)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+
+class HeadCache:
+    """The head's keys and values, (B, kv_heads, T, head_dim), for one run."""
+
+    def __init__(self):
+        self.k = self.v = None
+
+    def __len__(self):
+        return 0 if self.k is None else self.k.shape[2]
+
+    def append(self, k, v):
+        self.k = k if self.k is None else torch.cat([self.k, k], dim=2)
+        self.v = v if self.v is None else torch.cat([self.v, v], dim=2)
+        return self.k, self.v
+
+    def crop(self, n: int) -> None:
+        """Keep the first n entries (drafted tree nodes are dropped after each step)."""
+        if self.k is not None:
+            self.k, self.v = self.k[:, :, :n], self.v[:, :, :n]
+
+
+class HeadAttention(nn.Module):
+    def __init__(self, cfg, in_dim: int):
+        super().__init__()
+        self.heads, self.kv_heads = cfg.num_attention_heads, cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.heads
+        self.q_proj = nn.Linear(in_dim, self.heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(in_dim, self.kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(in_dim, self.kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(self.heads * self.head_dim, cfg.hidden_size, bias=False)
+
+    def forward(self, x, cos, sin, mask, cache: HeadCache | None, extra_kv=None):
+        """x (B, T, in) -> (B, T, H). mask: bool (B|1, 1, T, S) where S = cached + T (+ extra),
+        True = may attend; None = causal over cache + x. extra_kv: more (k, v) appended after
+        the sequence's own, not cached (training-time test's earlier unrolled steps)."""
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        self.last_kv = (k, v)  # training-time test reuses them as later steps' extra keys
+        if cache is not None:
+            k, v = cache.append(k, v)
+        if extra_kv:
+            k = torch.cat([k, *[e[0] for e in extra_kv]], dim=2)
+            v = torch.cat([v, *[e[1] for e in extra_kv]], dim=2)
+        rep = self.heads // self.kv_heads  # grouped-query attention: each kv head serves rep query heads
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        if mask is None and k.shape[2] != T:  # causal with a cache: the new rows see everything before them
+            mask = torch.ones(T, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - T)[None, None]
+        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+        return self.o_proj(out.transpose(1, 2).reshape(B, T, -1))
+
+
+class HeadLayer(nn.Module):
+    """A Llama decoder layer; EAGLE-1's skips its input norm (the fc output goes straight in),
+    EAGLE-3's attends over [input_layernorm(embedding), hidden_norm(feature)]."""
+
+    def __init__(self, cfg, version: int):
+        super().__init__()
+        H, eps = cfg.hidden_size, cfg.rms_norm_eps
+        self.version = version
+        if version == 3:
+            self.input_layernorm = LlamaRMSNorm(H, eps)
+            self.hidden_norm = LlamaRMSNorm(H, eps)
+        self.self_attn = HeadAttention(cfg, 2 * H if version == 3 else H)
+        self.post_attention_layernorm = LlamaRMSNorm(H, eps)
+        self.mlp = LlamaMLP(cfg)
+
+    def forward(self, h, emb, cos, sin, mask, cache, extra_kv=None):
+        x = torch.cat([self.input_layernorm(emb), self.hidden_norm(h)], dim=-1) if self.version == 3 else h
+        h = h + self.self_attn(x, cos, sin, mask, cache, extra_kv)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+class EagleHead(nn.Module):
+    """fc + one decoder layer (+ EAGLE-3's norm and draft LM head). Read-only once loaded:
+    each run passes its own HeadCache."""
+
+    def __init__(self, cfg, version: int, vocab_ids: torch.Tensor | None = None):
+        super().__init__()
+        if version not in (1, 3):
+            raise ValueError("an EAGLE head is version 1 or 3")
+        H = cfg.hidden_size
+        self.version, self.hidden_size = version, H
+        self.fc = nn.Linear(2 * H, H, bias=True) if version == 1 else nn.Linear(3 * H, H, bias=False)
+        self.layer = HeadLayer(cfg, version)
+        self.rotary = LlamaRotaryEmbedding(cfg)
+        # draft id -> target id; None = the target's whole vocabulary (EAGLE-1 with the target's LM head)
+        self.register_buffer("vocab_ids", None if vocab_ids is None else vocab_ids.long())
+        if version == 3:
+            self.norm = LlamaRMSNorm(H, cfg.rms_norm_eps)
+            self.lm_head = nn.Linear(H, len(vocab_ids), bias=False)
+
+    def forward(self, feats, emb, pos, mask=None, cache: HeadCache | None = None, extra_kv=None):
+        """feats (B, T, H or 3H): the target's features (3H: EAGLE-3's fused ones, projected by
+        fc) or the head's own earlier outputs (H); emb (B, T, H): embeddings of the next tokens;
+        pos (B, T) position ids -> the head's output features (B, T, H), pre-norm."""
+        if self.version == 1:
+            h = self.fc(torch.cat([emb, feats], dim=-1))
+        else:
+            h = self.fc(feats) if feats.shape[-1] != self.hidden_size else feats
+        cos, sin = self.rotary(h, pos)
+        return self.layer(h, emb, cos, sin, mask, cache, extra_kv)
+
+    def logits(self, out, target_rows):
+        """Draft logits over the head's vocabulary: EAGLE-1 scores with the target's LM-head rows
+        (target_rows: the rows of vocab_ids, or the whole head), EAGLE-3 with its own."""
+        if self.version == 3:
+            return self.lm_head(self.norm(out))
+        return out @ target_rows.T
+
+
+WEIGHT_FILES = ("head.safetensors", "model.safetensors", "pytorch_model.bin")
+OFFICIAL_PREFIX = {"layers.0.": "layer.", "midlayer.": "layer."}  # EAGLE-1 / EAGLE-3 checkpoints
+
+
+def save(head: EagleHead, folder, cfg, meta: dict) -> None:
+    """head.safetensors (float16) + config.json: the layer's Llama config and `meta` (training facts)."""
+    import json
+    from pathlib import Path
+
+    from safetensors.torch import save_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in head.state_dict().items()}
+    save_file(state, str(folder / "head.safetensors"))
+    keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
+            "rms_norm_eps", "rope_theta", "max_position_embeddings", "hidden_act", "vocab_size", "rope_parameters")
+    layer = {k: getattr(cfg, k) for k in keys if getattr(cfg, k, None) is not None}
+    (folder / "config.json").write_text(json.dumps({"eagle_version": head.version, **layer, **meta}, indent=1))
+
+
+def load(folder) -> tuple[EagleHead, dict]:
+    """An EAGLE head from a folder: paradec's own files or an official EAGLE-1 / EAGLE-3
+    checkpoint (config.json + model.safetensors or pytorch_model.bin, read weights-only)."""
+    import json
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+    from transformers import LlamaConfig
+
+    folder = Path(folder)
+    meta = json.loads((folder / "config.json").read_text())
+    path = next((folder / f for f in WEIGHT_FILES if (folder / f).exists()), None)
+    if path is None:
+        raise FileNotFoundError(f"no {' or '.join(WEIGHT_FILES)} in {folder}")
+    state = load_file(str(path)) if path.suffix == ".safetensors" else torch.load(path, map_location="cpu", weights_only=True)
+    version = meta.get("eagle_version") or (3 if "midlayer.self_attn.q_proj.weight" in state else 1)
+    state = _rename(state)
+    if "d2t" in state:  # EAGLE-3's map: target id = draft id + d2t[draft id]
+        state["vocab_ids"] = torch.arange(len(state["d2t"])) + state.pop("d2t").long()
+    cfg = LlamaConfig(**{k: v for k, v in meta.items() if k in LlamaConfig().to_dict() or k == "head_dim"})
+    head = EagleHead(cfg, version, state.get("vocab_ids", torch.zeros(0)) if version == 3 else state.get("vocab_ids"))
+    head.load_state_dict(state, strict=True)
+    return head.float().eval(), meta
+
+
+def _rename(state: dict) -> dict:
+    """Official names -> ours; what the head does not use (the target's embeddings, t2d) is dropped."""
+    out = {}
+    for key, value in state.items():
+        if key in ("embed_tokens.weight", "t2d") or key.startswith("rotary"):
+            continue
+        for old, new in OFFICIAL_PREFIX.items():
+            if key.startswith(old):
+                key = new + key[len(old):]
+        out[key] = value
+    return out
