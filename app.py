@@ -19,6 +19,7 @@ PAGES = [
     st.Page("pages/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
     st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
+    st.Page("pages/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
 ]
 
 page = st.navigation(PAGES)
