@@ -4,9 +4,11 @@ import csv
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from paradec import bench_report
 from paradec.cli import main
+from ui import bench as ui_bench
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -89,3 +91,41 @@ def test_load_refuses_what_is_not_a_results_file(tmp_path):
         (tmp_path / "r.json").write_text(text)
         with pytest.raises(bench_report.ResultsError, match=words):
             bench_report.load(tmp_path / "r.json")
+
+
+# ---------------------------------------------------------------- the Benchmark page (AppTest)
+
+def open_page(page: str, **session) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=120)
+    for k, v in session.items():
+        at.session_state[k] = v
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_page_without_results_says_how_to_make_them(monkeypatch, tmp_path):
+    monkeypatch.setattr(ui_bench, "BENCH_DIR", tmp_path)
+    at = open_page("pages/benchmark.py")
+    assert any("--out assets/bench/" in i.value for i in at.info) and not at.get("plotly_chart")
+
+
+def test_page_draws_a_results_file(monkeypatch, results):
+    monkeypatch.setattr(ui_bench, "BENCH_DIR", results.parent)
+    at = open_page("pages/benchmark.py")
+    assert at.selectbox(key="bench.file").value == results.stem
+    assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 2
+    text = " ".join(m.value for m in at.markdown)
+    assert "[MEASURED]" in text and "[FROM RUN]" in text
+    cpu = bench_report.load(results)["machine"]["cpu"]
+    assert any(cpu in c.value and "torch threads" in c.value for c in at.caption)
+
+
+def test_page_small_live_run_on_the_tiny_model(monkeypatch, tmp_path, tiny_dir):
+    monkeypatch.setattr(ui_bench, "BENCH_DIR", tmp_path)
+    at = open_page("pages/benchmark.py", **{"sb.source": "live", "sb.model": str(tiny_dir), "sb.max_new": 8})
+    at.button(key="bench.run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    assert at.selectbox(key="bench.file").value == "live run (this session)"
+    assert len(at.get("plotly_chart")) == 4 and str(tiny_dir) in " ".join(c.value for c in at.caption)

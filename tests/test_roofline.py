@@ -4,8 +4,10 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from paradec import machine, roofline, speccost
+from paradec.plots import roofline as plots
 from paradec.roofline import HARDWARE, MODELS
 from paradec.trace import Trace
 from ui import sources
@@ -132,3 +134,58 @@ def test_probe_and_its_cache(tmp_path, monkeypatch):
     assert machine.this_machine(tmp_path) == hw
     described = machine.describe()
     assert {"cpu", "cores", "torch_threads", "torch"} <= set(described)
+
+
+# ---------------------------------------------------------------- figures and the page
+
+def test_figures_build():
+    step = {"label": "sps step 2", "n": 5, "c": 40, "rows": 5, "measured_s": 0.3}
+    fig = plots.roofline_figure(H100, SMOL, "float32", 512, 1, step)
+    names = [tr.name for tr in fig.data]
+    assert "roof" in names and "verify k drafted" in names and any("model · measured" in (n or "") for n in names)
+    verify = next(tr for tr in fig.data if tr.name == "verify k drafted")
+    assert list(verify.x) == sorted(verify.x)  # more drafted tokens, more intensity
+    cost = speccost.SpecStep(1.0, 0.3, 1.5, 0.2)
+    for f in (plots.breakdown_figure(cost, 1.5), plots.sweep_figure([1, 2, 4], [2.0, 1.1, 0.7], "batch", "t")):
+        json.loads(f.to_json())
+
+
+def open_roofline(**session) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=120)
+    for k, v in session.items():
+        at.session_state[k] = v
+    at.run()
+    at.switch_page("pages/roofline.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_page_places_a_recorded_step_beside_the_model():
+    at = open_roofline()
+    text = " ".join(m.value for m in at.markdown)
+    assert "[MODEL]" in text and "[MEASURED]" in text and "[FROM RUN]" in text
+    assert len(at.get("plotly_chart")) == 3 and len(at.dataframe) == 1  # roofline, breakdown, batch sweep
+    trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
+    assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
+    assert "roofline time (MODEL, H100 SXM)" in metrics(at)
+    at.selectbox(key="roof.trace").set_value("arena/lookahead").run()
+    at.slider(key="roof.step.arena/lookahead").set_value(1).run()  # the prefill
+    assert not at.exception and metrics(at)["tokens in the pass"] == str(Trace.load(
+        sources.ARENA_DIR / "lookahead.json").steps[0].verified)
+    at.selectbox(key="roof.model").set_value("Llama-3.1-8B").run()
+    assert any("recorded step appears" in i.value for i in at.info)
+
+
+def test_page_what_if_and_this_machine(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    at = open_roofline()
+    at.slider(key="roof.tau.8").set_value(1.2).run()
+    assert any("break even" in m.value and "1.20" in m.value for m in at.markdown)
+    at.button(key="roof.probe").click().run()
+    assert not at.exception
+    assert at.selectbox(key="roof.hw").value == "This machine (1 thread)"
+    assert "roofline time (MODEL, This machine (1 thread))" in metrics(at)

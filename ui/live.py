@@ -136,3 +136,26 @@ def machine():
     from paradec import models
 
     return probe.this_machine(models.cache_dir(), threads=1)
+
+
+BENCH_METHODS = ("pld", "jacobi", "lookahead")  # need no draft model or trained heads: any target
+
+
+def bench(s: Settings, prompts: dict[str, str]) -> dict:
+    """A small `paradec bench` on the sidebar's model: AR and BENCH_METHODS on each prompt (its
+    name as the category), one after the other in this process. Cached like a live trace."""
+    from argparse import Namespace
+
+    from paradec.bench import bench as run_bench
+
+    device, dtype = _device()
+    k = ("bench", s.model, device, dtype, tuple(prompts.items()), s.max_new_tokens, s.temperature, s.top_p, s.seed)
+    hit = cached(k)
+    if hit is None:
+        rows = [{"id": n, "category": name, "prompt": p} for n, (name, p) in enumerate(prompts.items(), 1)]
+        args = Namespace(max_new_tokens=s.max_new_tokens, temperature=s.temperature, top_p=s.top_p, top_k=0,
+                         seed=s.seed, no_chat=False, repeats=1, prompts="the app's preset prompts", split="all",
+                         categories="", per_category=0, limit=0)
+        hit = run_bench(_target(s.model, device, dtype), None, ["ar", *BENCH_METHODS], [], rows, args)
+        _keep(k, hit)
+    return hit

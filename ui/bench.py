@@ -1,0 +1,97 @@
+"""The Benchmark page's parts: results files shipped in assets/bench (written by
+`python -m paradec bench --out`), drawn by method and category, and a small live run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from paradec import bench_report
+from paradec.plots import bench as plots
+from paradec.plots.arena import bars_figure
+from paradec.plots.style import FROM_RUN, MEASURED
+
+from . import live
+from .presets import PRESETS
+from .sidebar import current
+from .style import chart, header
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "assets" / "bench"
+HOW_TO = ("python -m paradec bench --methods pld,sps,jacobi,lookahead,medusa --prompts "
+          "../shared/data/specbench_questions.jsonl --split heldout --per-category 1 --peers hf "
+          "--out assets/bench/NAME.json")
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _load(path: str, mtime: float) -> dict:  # mtime in the key: a rewritten file is re-read
+    return bench_report.load(path)
+
+
+def shipped() -> dict[str, Path]:
+    return {f.stem: f for f in sorted(BENCH_DIR.glob("*.json"))}
+
+
+def pick() -> dict | None:
+    """The results to show: a shipped file, or this session's live run."""
+    files = shipped()
+    live_report = st.session_state.get("bench.live")
+    choices = list(files) + (["live run (this session)"] if live_report else [])
+    if not choices:
+        st.info(f"No benchmark results are shipped yet (assets/bench/*.json). Make one with:\n\n`{HOW_TO}`\n\n"
+                "or run a small one live below.")
+        return None
+    name = st.selectbox("Results", choices, key="bench.file")
+    if name not in files:
+        return live_report
+    try:
+        return _load(str(files[name]), files[name].stat().st_mtime)
+    except bench_report.ResultsError as e:
+        st.error(str(e))
+        return None
+
+
+def machine(report: dict) -> str:
+    m = report["machine"]
+    gpu = f", {m['gpu']}" if m.get("gpu") else ""
+    return (f"Measured {report.get('created', '')} on {m.get('cpu', '?')} ({m.get('cores', '?')} cores, "
+            f"{m.get('torch_threads', '?')} torch threads{gpu}), {m['device']}/{m['dtype']}, torch {m.get('torch', '?')} · "
+            f"{report['model']} · draft: {report['draft'] or 'none'} · {report['prompts']} prompts × "
+            f"{report['repeats']} repeats, {report['max_new_tokens']} new tokens, temperature {report['temperature']}")
+
+
+def show(report: dict) -> None:
+    st.caption(machine(report))
+    header("Speedup against paradec's AR, same run", MEASURED)
+    chart(plots.speedup_figure(report), "bench.speedup")
+    st.dataframe(bench_report.csv_rows(report)[: len(report["methods"])], hide_index=True)
+    left, mid, right = st.columns(3)
+    with left:
+        header("τ: tokens per target forward", FROM_RUN)
+        taus = {m: v["tau"] for m, v in report["methods"].items() if v["tau"] is not None}
+        chart(bars_figure(taus, "τ (AR = 1.00)"), "bench.tau")
+    with mid:
+        header("Acceptance per draft position", FROM_RUN)
+        chart(plots.positions_figure(report), "bench.positions")
+    with right:
+        header("Speedup against τ", MEASURED, FROM_RUN)
+        chart(plots.tau_scatter(report), "bench.scatter")
+    st.caption("Speedup divides tokens/s by AR's over the same prompts in the same process; Hugging Face's "
+               "peers (hf_*) report no forward count, so no τ. Points under the diagonal pay for drafting and "
+               "for verify passes dearer than an AR step; under 1× they lose.")
+    with st.expander("Every category"):
+        st.dataframe(bench_report.csv_rows(report)[len(report["methods"]):], hide_index=True)
+
+
+def live_run() -> None:
+    """A small benchmark of the draft-free methods on the sidebar's model and the preset prompts."""
+    s = current()
+    st.markdown(f"**Small live run**: AR, {', '.join(live.BENCH_METHODS)} on the {len(PRESETS)} preset prompts "
+                f"(one category each), {s.max_new_tokens} new tokens, model `{s.model}`, in this process.")
+    if st.button("Run the small benchmark", key="bench.run", icon=":material/play_circle:"):
+        try:
+            with st.spinner("decoding every prompt with every method…"):
+                st.session_state["bench.live"] = live.bench(s, PRESETS)
+            st.session_state["bench.file"] = "live run (this session)"
+            st.rerun()
+        except live.errors() as e:
+            st.error(str(e))
