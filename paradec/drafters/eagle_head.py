@@ -50,16 +50,18 @@ class HeadAttention(nn.Module):
         self.v_proj = nn.Linear(in_dim, self.kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(self.heads * self.head_dim, cfg.hidden_size, bias=False)
 
-    def forward(self, x, cos, sin, mask, cache: HeadCache | None, extra_kv=None):
+    def forward(self, x, cos, sin, mask, cache: HeadCache | None, extra_kv=None, record=None):
         """x (B, T, in) -> (B, T, H). mask: bool (B|1, 1, T, S) where S = cached + T (+ extra),
         True = may attend; None = causal over cache + x. extra_kv: more (k, v) appended after
-        the sequence's own, not cached (training-time test's earlier unrolled steps)."""
+        the sequence's own, not cached (training-time test's earlier unrolled steps); record:
+        a list this call's own (k, v) is appended to (for the next unrolled step)."""
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
-        self.last_kv = (k, v)  # training-time test reuses them as later steps' extra keys
+        if record is not None:
+            record.append((k, v))
         if cache is not None:
             k, v = cache.append(k, v)
         if extra_kv:
@@ -88,9 +90,9 @@ class HeadLayer(nn.Module):
         self.post_attention_layernorm = LlamaRMSNorm(H, eps)
         self.mlp = LlamaMLP(cfg)
 
-    def forward(self, h, emb, cos, sin, mask, cache, extra_kv=None):
+    def forward(self, h, emb, cos, sin, mask, cache, extra_kv=None, record=None):
         x = torch.cat([self.input_layernorm(emb), self.hidden_norm(h)], dim=-1) if self.version == 3 else h
-        h = h + self.self_attn(x, cos, sin, mask, cache, extra_kv)
+        h = h + self.self_attn(x, cos, sin, mask, cache, extra_kv, record)
         return h + self.mlp(self.post_attention_layernorm(h))
 
 
@@ -113,7 +115,7 @@ class EagleHead(nn.Module):
             self.norm = LlamaRMSNorm(H, cfg.rms_norm_eps)
             self.lm_head = nn.Linear(H, len(vocab_ids), bias=False)
 
-    def forward(self, feats, emb, pos, mask=None, cache: HeadCache | None = None, extra_kv=None):
+    def forward(self, feats, emb, pos, mask=None, cache: HeadCache | None = None, extra_kv=None, record=None):
         """feats (B, T, H or 3H): the target's features (3H: EAGLE-3's fused ones, projected by
         fc) or the head's own earlier outputs (H); emb (B, T, H): embeddings of the next tokens;
         pos (B, T) position ids -> the head's output features (B, T, H), pre-norm."""
@@ -122,7 +124,7 @@ class EagleHead(nn.Module):
         else:
             h = self.fc(feats) if feats.shape[-1] != self.hidden_size else feats
         cos, sin = self.rotary(h, pos)
-        return self.layer(h, emb, cos, sin, mask, cache, extra_kv)
+        return self.layer(h, emb, cos, sin, mask, cache, extra_kv, record)
 
     def logits(self, out, target_rows):
         """Draft logits over the head's vocabulary: EAGLE-1 scores with the target's LM-head rows

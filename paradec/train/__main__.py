@@ -1,4 +1,4 @@
-"""python -m paradec.train data | draft | medusa: make the self-distillation data for the
+"""python -m paradec.train data | draft | medusa | eagle: make the self-distillation data for the
 embedded model, then train the drafters that learn from it."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
-from . import draft, medusa
+from . import draft, eagle, medusa
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -24,9 +24,12 @@ def main(argv=None) -> int:
     d.add_argument("--model", default=None)
     draft.add_parser(sub)
     medusa.add_parser(sub)
+    eagle.add_parser(sub)
     args = p.parse_args(argv)
     if args.command == "medusa":
         return medusa.command(args, argv)
+    if args.command == "eagle":
+        return eagle.command(args, argv)
     if args.command == "draft":
         return draft.command(args, argv)
     prompts = training_prompts()

@@ -1,0 +1,244 @@
+"""Training EAGLE heads on self-distillation data (python -m paradec.train eagle).
+
+The target stays frozen: its features come from the shards. Entry t of a row reads
+(feature_t, token_{t+1}); its output is trained towards the target's next feature f_{t+1}
+(EAGLE-1: smooth-L1 regression, weight 1) and its draft distribution towards the target's
+p at t + 1 (cross-entropy against the soft p, over the V' most frequent answer tokens;
+EAGLE-1 weight 0.1, EAGLE-3 the whole loss).
+
+EAGLE-3's training-time test: after the first pass the head is unrolled `ttt` times on its
+own outputs, as it drafts: step j at origin t reads (its step j-1 output, token_{t+j}) at
+position t + j - 1 and attends to the true-feature entries up to t (step 1's keys) and to
+its own earlier steps at the same origin (the diagonal of each earlier step's keys)."""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from ..drafters.eagle_head import EagleHead
+from .selfdistill import frequent_tokens
+
+VAL_EVERY = 10  # every 10th row is kept out: the held-out agreement
+EVAL_EVERY = 50
+
+
+def rows_of(shards: list[dict], version: int, val: bool) -> list[dict]:
+    """One dict per sequence, left padding removed: tokens (L,), answer (L,), feats (L, F), final (L, H)."""
+    out = []
+    for s in shards:
+        for r in range(s["tokens"].shape[0]):
+            if (r % VAL_EVERY == 0) != val:
+                continue
+            m = s["mask"][r]
+            out.append({"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": s["hidden"][r][m],
+                        "feats": (s["fuse"] if version == 3 else s["hidden"])[r][m]})
+    return out
+
+
+def init_head(target, version: int, ids: torch.Tensor) -> EagleHead:
+    """fc passes the (high) feature through and the layer's output projections start at zero,
+    so the untrained head is the identity on features; EAGLE-3's norm and LM head start as the
+    target's final norm and its LM-head rows for the subset."""
+    cfg, H = target.config, target.config.hidden_size
+    head = EagleHead(cfg, version, ids)
+    with torch.no_grad():
+        head.fc.weight.zero_()
+        head.fc.weight[:, -H:] = torch.eye(H)
+        if head.fc.bias is not None:
+            head.fc.bias.zero_()
+        head.layer.self_attn.o_proj.weight.zero_()
+        head.layer.mlp.down_proj.weight.zero_()
+        if version == 3:
+            head.norm.weight.copy_(target.model.norm.weight)
+            head.lm_head.weight.copy_(target.get_output_embeddings().weight[ids])
+    return head
+
+
+def batch_of(rows: list[dict], idx: list[int], crop: int, gen) -> dict:
+    """Rows cropped to `crop` tokens at a random start, right-padded: tensors (B, L, ...) and a valid mask."""
+    picked = []
+    for i in idx:
+        r = rows[i]
+        start = int(torch.randint(max(1, len(r["tokens"]) - crop + 1), (1,), generator=gen))
+        picked.append({k: v[start : start + crop] for k, v in r.items()})
+    L = max(len(r["tokens"]) for r in picked)
+
+    def pad(key, fill=0):
+        return torch.stack([F.pad(r[key], (0, 0) * (r[key].dim() - 1) + (0, L - len(r[key])), value=fill) for r in picked])
+
+    valid = torch.stack([torch.arange(L) < len(r["tokens"]) for r in picked])
+    return {"tokens": pad("tokens"), "answer": pad("answer", False), "feats": pad("feats").float(),
+            "final": pad("final").float(), "valid": valid}
+
+
+def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float, noise: float = 0.0) -> tuple[torch.Tensor, list]:
+    """The unrolled loss of one batch -> (loss, per-step (agreements, counts)). rows: LM-head
+    rows (V', H) for the soft targets (and EAGLE-1's draft logits)."""
+    tok, valid, final = b["tokens"], b["valid"], b["final"]
+    B, L = tok.shape
+    feats = b["feats"][:, :-1] + noise * torch.randn_like(b["feats"][:, :-1]) if noise else b["feats"][:, :-1]
+    pos = torch.arange(L - 1)[None].expand(B, -1)
+    causal = torch.ones(L - 1, L - 1, dtype=torch.bool).tril()[None, None] & valid[:, None, None, :-1]
+    diag = torch.eye(L - 1, dtype=torch.bool)[None, None].expand(B, 1, -1, -1)
+    h, kvs, total, stats = feats, [], 0.0, []
+    for j in range(1, steps + 1):  # step j at origin t reads token t + j, predicts the target's p at t + j
+        n = L - j  # origins with a token t + j
+        with torch.no_grad():  # the target's embeddings are frozen
+            emb = embed(tok[:, j:])
+        mask = torch.cat([diag[..., :n, :n], causal[..., :n, :]] + [d[..., :n, :n] for d in [diag] * (j - 2)], dim=-1)
+        rec = []
+        out = head(h[:, :n], emb, pos[:, :n] + j - 1, mask if j > 1 else causal[..., :n, :n], extra_kv=[
+            (k[:, :, :n] if i else k, v[:, :, :n] if i else v) for i, (k, v) in enumerate(kvs)] or None, record=rec)
+        kvs.append(rec[0])
+        target = final[:, j:]  # f at t + j: its LM-head row scores are the target's p there
+        ok = valid[:, j:] & valid[:, :n]
+        w = torch.where(b["answer"][:, j:], 1.0, prompt_weight) * ok
+        p = torch.softmax(target @ rows.T, dim=-1)
+        logq = torch.log_softmax(head.logits(out, rows).float(), dim=-1)
+        ce = -(p * logq).sum(-1)
+        loss = (ce * w).sum() / w.sum().clamp(min=1)
+        if head.version == 1:  # EAGLE-1 regresses the feature, the token loss weighs 0.1
+            reg = F.smooth_l1_loss(out, target, reduction="none").mean(-1)
+            loss = (reg * w).sum() / w.sum().clamp(min=1) + 0.1 * loss
+        total = total + loss * (0.8 ** (j - 1))
+        agree = (logq.argmax(-1) == p.argmax(-1)) & ok
+        stats.append((int(agree.sum()), int(ok.sum())))
+        h = out
+    return total, stats
+
+
+def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int = 4096, ttt: int = 3,
+          batch: int = 4, crop: int = 192, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.5, log=None):
+    """-> (head, facts). The held-out agreement (draft argmax = target argmax, per unrolled step)
+    is measured every EVAL_EVERY steps and the best state kept."""
+    import copy
+
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    torch.manual_seed(seed)
+    unroll = ttt if version == 3 else 1
+    rows, held = rows_of(shards, version, False), rows_of(shards, version, True)
+    ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
+    head = init_head(target, version, ids)
+    lm_rows = target.get_output_embeddings().weight[ids].detach().float()
+    embed = target.get_input_embeddings()
+    params = [p for p in head.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / 30, 0.5 * (1 + math.cos(math.pi * s / steps))))
+    gen = torch.Generator().manual_seed(seed)
+    before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
+    t0, best, losses = time.perf_counter(), (-1.0, 0, None, None), []
+    for step in range(steps):
+        idx = torch.randint(len(rows), (batch,), generator=gen).tolist()
+        with torch.no_grad():
+            b = batch_of(rows, idx, crop, gen)
+        loss, _ = loss_of(head.train(), b, embed, lm_rows, unroll, prompt_weight, noise=0.05 if version == 1 else 0.0)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if (step + 1) % EVAL_EVERY == 0 or step + 1 == steps:
+            acc = evaluate(head, held, embed, lm_rows, max(unroll, 3))
+            score = sum(acc)  # agreement summed over unrolled steps: deeper drafts count too
+            if score > best[0]:
+                best = (score, step + 1, copy.deepcopy(head.state_dict()), acc)
+            log(f"eagle{version}: step {step + 1}/{steps} loss {sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:]):.3f} "
+                f"held-out agreement {[round(a, 3) for a in acc]} ({time.perf_counter() - t0:.0f} s)")
+    head.load_state_dict(best[2])
+    facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": best[1], "ttt": unroll, "batch": batch,
+             "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows), "heldout_rows": len(held),
+             "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(time.perf_counter() - t0),
+             "before": before, "after": best[3]}
+    return head.eval(), facts
+
+
+@torch.no_grad()
+def evaluate(head, held: list[dict], embed, rows, steps: int) -> list[float]:
+    """Held-out agreement per unrolled step (teacher-forced context, the head's own outputs after)."""
+    hits = [[0, 0] for _ in range(steps)]
+    gen = torch.Generator().manual_seed(0)
+    for i in range(0, len(held), 4):
+        b = batch_of(held, list(range(i, min(i + 4, len(held)))), 10**6, gen)
+        for j, (a, n) in enumerate(loss_of(head.eval(), b, embed, rows, steps, 1.0)[1]):
+            hits[j][0] += a
+            hits[j][1] += n
+    return [round(a / max(n, 1), 4) for a, n in hits]
+
+
+# ---------------------------------------------------------------- the command and its card
+def add_parser(sub) -> None:
+    from ..drafters.eagle import SHIPPED
+    from ..models import cache_dir
+
+    t = sub.add_parser("eagle", help="train an EAGLE-1 or EAGLE-3 head on the self-distillation data (weights + card)")
+    t.add_argument("--version", type=int, choices=(1, 3), default=3)
+    t.add_argument("--data", default=str(cache_dir() / "distill"))
+    t.add_argument("--steps", type=int, default=600)
+    t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
+    t.add_argument("--ttt", type=int, default=3, help="EAGLE-3: unrolled steps of training-time test")
+    t.add_argument("--batch", type=int, default=4, help="rows per step")
+    t.add_argument("--crop", type=int, default=192, help="tokens per row per step")
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--prompt-weight", type=float, default=0.5)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--out", default="", help=f"default: {SHIPPED[1]} or {SHIPPED[3]}")
+    t.add_argument("--model", default=None)
+
+
+def command(args, argv) -> int:
+    import json
+    from pathlib import Path
+
+    from ..drafters import eagle_head
+    from ..drafters.eagle import SHIPPED
+    from ..models import load
+    from .selfdistill import load_shards
+
+    torch.set_num_threads(args.threads)
+    data = Path(args.data).expanduser()
+    manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
+    target = load(args.model, "cpu", "float32")
+    head, facts = train(target.model, load_shards(data), args.version, args.steps, args.vocab, args.ttt, args.batch,
+                        args.crop, args.lr, args.seed, args.prompt_weight)
+    out = Path(args.out or SHIPPED[args.version])
+    eagle_head.save(head, out, target.model.config, {"target": target.name, "trained": facts})
+    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
+    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    print(f"eagle{args.version}: held-out agreement {facts['after']} -> {out}", file=sys.stderr)
+    return 0
+
+
+def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> str:
+    v = facts["version"]
+    what = ("fc over [embedding, final feature] (2H -> H) and one Llama decoder layer; it scores the "
+            f"{facts['vocab']} most frequent answer tokens with those rows of the target's LM head (not stored)"
+            if v == 1 else
+            "fc fusing the target's low, middle and high layer features (3H -> H), one decoder layer over "
+            f"[norm(embedding), norm(feature)], a final norm and its own LM head over a {facts['vocab']}-token draft vocabulary "
+            "(vocab_ids: draft id -> target id)")
+    loss = ("smooth-L1 to the target's next feature + 0.1 x cross-entropy to the target's soft p (over V')" if v == 1 else
+            f"cross-entropy to the target's soft p over V', unrolled {facts['ttt']} steps on the head's own outputs "
+            "(training-time test), step j weighted 0.8^(j-1)")
+    lines = [f"# EAGLE-{v} head for {target}", "", what + ". Weights float16, safetensors.", "", "## Training",
+             f"- command: `{command}`",
+             f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows "
+             f"({facts['answer_tokens']} answer tokens), {facts['heldout_rows']} rows held out (every {VAL_EVERY}th); "
+             "no Spec-Bench held-out prompt (question_id % 4 == 1, the ones `bench --split heldout` runs) is in the data",
+             f"- loss: {loss}; answer positions weight 1, prompt positions {facts['prompt_weight']}",
+             "- init: fc passes the feature through, the layer's output projections at zero (the identity)"
+             + ("; norm and LM head from the target's" if v == 3 else ""),
+             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
+             f"(warm-up, cosine), seed {facts['seed']}; kept the state of step {facts['kept_step']} (best held-out agreement)",
+             f"- time: {facts['seconds']} s on the CPU", "",
+             "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, steps 2-3 on the head's own)",
+             "| | step 1 | step 2 | step 3 |", "|---|---|---|---|",
+             "| before training | " + " | ".join(f"{a:.3f}" for a in facts["before"][:3]) + " |",
+             "| after training | " + " | ".join(f"{a:.3f}" for a in facts["after"][:3]) + " |"]
+    return "\n".join(lines) + "\n"
