@@ -45,6 +45,8 @@ c[2].page_link("pages/pld.py", label="Prompt lookup: copy the prompt", icon=":ma
 c[0].page_link("pages/jacobi.py", label="Jacobi: iterate to a fixed point", icon=":material/grid_on:")
 c[1].page_link("pages/lookahead.py", label="Lookahead: window + n-gram pool", icon=":material/manage_search:")
 c[2].page_link("pages/arena.py", label="Arena: every method, one prompt", icon=":material/sports_score:")
+c[0].page_link("pages/roofline.py", label="Roofline: when does a method pay off?", icon=":material/show_chart:")
+c[1].page_link("pages/benchmark.py", label="Benchmark: every method and its peers", icon=":material/leaderboard:")
 st.caption("Each page replays a real recorded run instantly; switch the sidebar to **live** to decode your own "
            "prompt with the bundled SmolLM2-135M-Instruct. Panels say whether their numbers are MEASURED "
            "(timed in the run), FROM RUN (derived from the trace) or MODEL (an analytic formula).")
