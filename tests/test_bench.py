@@ -71,6 +71,14 @@ def test_csv_beside_the_json(results):
     assert float(sps["speedup"]) == report["categories"]["chat"]["sps"]["speedup"]
 
 
+def test_plain_output_is_a_table(capfd, tiny_dir, prompts):
+    code = main(["bench", "--methods", "pld", "--prompts", str(prompts), "--model", str(tiny_dir), "--limit", "1",
+                 "--max-new-tokens", "3"])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert out.splitlines()[1].split()[:3] == ["method", "speedup", "tau"] and out.splitlines()[2].startswith("ar ")
+
+
 def one_line_error(capfd, args, *words):
     code = main(["bench", *map(str, args)])
     out, err = capfd.readouterr()

@@ -176,6 +176,11 @@ def test_page_places_a_recorded_step_beside_the_model():
     at.slider(key="roof.step.arena/lookahead").set_value(1).run()  # the prefill
     assert not at.exception and metrics(at)["tokens in the pass"] == str(Trace.load(
         sources.ARENA_DIR / "lookahead.json").steps[0].verified)
+    imported = Trace.load(sources.TRACE_DIR / "pld-greedy.json")
+    at.session_state[sources.IMPORTED] = {"pld": imported}  # as a method page's Import keeps it
+    at.run()
+    at.selectbox(key="roof.trace").set_value("imported/pld").run()
+    assert not at.exception and metrics(at)["verify time (MEASURED)"] == f"{imported.steps[1].verify_ms:.1f} ms"
     at.selectbox(key="roof.model").set_value("Llama-3.1-8B").run()
     assert any("recorded step appears" in i.value for i in at.info)
 

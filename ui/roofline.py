@@ -3,8 +3,9 @@ roofline with its measured and modelled time; the what-if of a speculative step;
 recorded runs that lose on this CPU, explained by the same cost model."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 import streamlit as st
 
@@ -57,19 +58,22 @@ def choose() -> Choice:
     return Choice(hw, model, dtype, batch, context)
 
 
-def shipped_traces() -> dict[str, Path]:
-    """Every recorded trace: the method pages' and the arena set's."""
+def traces() -> dict[str, Callable[[], Trace]]:
+    """Every recorded trace (the method pages' and the arena set's), then those imported on a
+    method page in this session."""
     files = sorted(sources.TRACE_DIR.glob("*-*.json")) + sorted(sources.ARENA_DIR.glob("*.json"))
-    return {("arena/" if f.parent == sources.ARENA_DIR else "") + f.stem: f for f in files}
+    found = {("arena/" if f.parent == sources.ARENA_DIR else "") + f.stem: partial(sources.load, f) for f in files}
+    imported = st.session_state.get(sources.IMPORTED, {})
+    return found | {f"imported/{m}": partial(imported.get, m) for m in imported}
 
 
 def pick_step() -> tuple[Trace, int]:
-    files = shipped_traces()
+    found = traces()
+    names = list(found)
     c = st.columns([1, 2])
-    names = list(files)
-    name = c[0].selectbox("Recorded trace", names, index=names.index("sps-greedy") if "sps-greedy" in files else 0,
+    name = c[0].selectbox("Trace (recorded, or imported on a method page)", names, index=names.index("sps-greedy") if "sps-greedy" in found else 0,
                           key="roof.trace")
-    trace = sources.load(files[name])
+    trace = found[name]()
     n = len(trace.steps)
     i = c[1].slider("Step (1 is the prefill)", 1, n, min(2, n), key=f"roof.step.{name}") - 1
     return trace, i
