@@ -54,9 +54,10 @@ def machine(report: dict) -> str:
     m = report["machine"]
     gpu = f", {m['gpu']}" if m.get("gpu") else ""
     return (f"Measured {report.get('created', '')} on {m.get('cpu', '?')} ({m.get('cores', '?')} cores, "
-            f"{m.get('torch_threads', '?')} torch threads{gpu}), {m['device']}/{m['dtype']}, torch {m.get('torch', '?')} · "
-            f"{report['model']} · draft: {report['draft'] or 'none'} · {report['prompts']} prompts × "
-            f"{report['repeats']} repeats, {report['max_new_tokens']} new tokens, temperature {report['temperature']}")
+            f"{m.get('torch_threads', '?')} torch threads{gpu}), {m['device']}/{m['dtype']}, "
+            f"torch {m.get('torch', '?')} · {report['model']} · draft: {report['draft'] or 'none'} · "
+            f"{report['prompts']} prompts × {report['repeats']} repeats, {report['max_new_tokens']} new tokens, "
+            f"temperature {report['temperature']}")
 
 
 def show(report: dict) -> None:

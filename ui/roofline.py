@@ -71,8 +71,8 @@ def pick_step() -> tuple[Trace, int]:
     found = traces()
     names = list(found)
     c = st.columns([1, 2])
-    name = c[0].selectbox("Trace (recorded, or imported on a method page)", names, index=names.index("sps-greedy") if "sps-greedy" in found else 0,
-                          key="roof.trace")
+    first = names.index("sps-greedy") if "sps-greedy" in found else 0
+    name = c[0].selectbox("Trace (recorded, or imported on a method page)", names, index=first, key="roof.trace")
     trace = found[name]()
     n = len(trace.steps)
     i = c[1].slider("Step (1 is the prefill)", 1, n, min(2, n), key=f"roof.step.{name}") - 1

@@ -32,7 +32,8 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
                       mode="lines+markers+text", name="verify k drafted", text=[f"k={k}" for k in VERIFY_KS],
                       textposition="bottom right", line=dict(color=COLORS["bonus"]),
                       customdata=[t * 1e3 for t in times],
-                      hovertemplate="verify: %{text}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)<extra></extra>")
+                      hovertemplate="verify: %{text}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
+                                    "<extra></extra>")
     return [line, _point(hw, dtype, ar, "AR decode (1 token)", "AR", COLORS["target"]),
             _point(hw, dtype, prefill, f"prefill ({context} tokens)", "prefill", COLORS["accepted"])]
 
@@ -82,7 +83,8 @@ def breakdown_figure(cost: SpecStep, tau: float, unit: str = "AR steps", height:
                             hovertemplate=f"{name}: %{{x:.3g}} {unit}<extra></extra>") for name, x, color in parts])
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title=f"time for τ = {tau:.2f} tokens ({unit})")
-    return layout(fig, f"predicted speedup {cost.speedup(tau):.2f}× (break-even τ = {cost.break_even_tau:.2f})", height)
+    title = f"predicted speedup {cost.speedup(tau):.2f}× (break-even τ = {cost.break_even_tau:.2f})"
+    return layout(fig, title, height)
 
 
 def sweep_figure(xs: list, speedups: list[float], x_title: str, title: str, height: int = 230) -> go.Figure:
