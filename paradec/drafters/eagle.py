@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -85,23 +86,26 @@ class Eagle(Drafter):
         self._root = self.head(feats[None], self.embed(toks)[None], pos, cache=self.cache)[0, -1]
         self.todo, P = None, len(self.cache)
         nodes = _Nodes()
-        layer = self._children(nodes, -1, self._root)
+        layer = self._children(nodes, -1, self._logq(self._root[None])[0])
         for _ in range(self.depth - 1):
             chosen = self._to_expand(nodes, layer)
             if not chosen:
                 break
-            outs = self._feed(nodes, chosen, P)
-            layer = [c for i, o in zip(chosen, outs) for c in self._children(nodes, i, o)]
+            logq = self._logq(self._feed(nodes, chosen, P))  # one LM-head product for every expanded node
+            layer = [c for i, row in zip(chosen, logq) for c in self._children(nodes, i, row)]
         self.cache.crop(P)
         keep = self._select(nodes)
         return nodes.draft(keep, forwards=1 + nodes.passes)
 
-    def _children(self, nodes, parent: int, out) -> list[int]:
-        """Add the children the tree wants under `parent` from the head's output there."""
+    def _logq(self, outs) -> torch.Tensor:
+        """Head outputs (n, H) -> draft log-probabilities (n, V') over the head's vocabulary."""
+        return torch.log_softmax(self.head.logits(outs, self.rows).float(), dim=-1)
+
+    def _children(self, nodes, parent: int, logq) -> list[int]:
+        """Add the children the tree wants under `parent`, from the draft's log q there."""
         ranks = self._ranks(nodes, parent)
         if not ranks:
             return []
-        logq = torch.log_softmax(self.head.logits(out, self.rows).float(), dim=-1)
         top_q, top_i = logq.topk(max(ranks) + 1)
         ids = top_i if self.head.vocab_ids is None else self.head.vocab_ids[top_i]
         return [nodes.add(int(ids[r]), parent, r, float(top_q[r])) for r in ranks]
@@ -205,7 +209,7 @@ class _Nodes:
         new = {old: n for n, old in enumerate(keep)}
         extras = {"candidates": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
                                  enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))],
-                  "draft_q": [round(float(torch.tensor(self.logq[i]).exp()), 5) for i in keep]}
+                  "draft_q": [round(math.exp(self.logq[i]), 5) for i in keep]}
         return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],
                      forwards=forwards, extras=extras)
 
