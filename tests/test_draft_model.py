@@ -12,7 +12,7 @@ from paradec.draft_model import ASSET, SUBSET_KEY, WEIGHTS
 from paradec.models import TRAINED, default_draft, load_draft
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
-from paradec.train.draft import expected_tau, train
+from paradec.train.draft import train
 from paradec.train.selfdistill import frequent_tokens, generate_shards, load_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -89,11 +89,9 @@ def test_the_embedded_model_defaults_to_the_trained_draft():
     assert default_draft("some/other-model") is None
 
 
-def test_frequent_tokens_and_tau():
+def test_frequent_tokens():
     rows = [{"tokens": torch.tensor([5, 3, 3, 9, 3, 9]), "answer": torch.tensor([False, True, True, True, True, True])}]
     assert frequent_tokens(rows[0]["tokens"][rows[0]["answer"]], 2).tolist() == [3, 9]  # 5 is in the prompt only
-    assert expected_tau(0.0, 4) == 1.0 and expected_tau(1.0, 4) == 5.0
-    assert expected_tau(0.5, 2) == pytest.approx(1.75)
 
 
 @pytest.mark.slow

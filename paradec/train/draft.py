@@ -23,6 +23,7 @@ import torch
 
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import cache_dir, load
+from ..speccost import chain_tau
 from .selfdistill import frequent_tokens, load_shards
 
 HELDOUT_EVERY = 10
@@ -99,12 +100,6 @@ def agreement(draft: SubsetDraft, rows: list[dict]) -> dict:
     return {"alpha": hits / max(1, total), "coverage": covered / max(1, total), "tokens": total}
 
 
-def expected_tau(alpha: float, k: int) -> float:
-    """Mean tokens per target forward with k drafted tokens each accepted with probability α
-    independently (Leviathan et al. 2023): (1 - α^(k+1)) / (1 - α)."""
-    return k + 1.0 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-
-
 def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int, seed: int = 0, batch: int = 8,
           lr: float = 5e-4, prompt_weight: float = 0.3, log_every: int = 10) -> tuple[SubsetDraft, dict]:
     """Train a draft; returns it (in eval mode) and the facts its model card reports."""
@@ -170,8 +165,8 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
             f"## Held-out rows ({after['tokens']} answer tokens, teacher-forced)",
             "| | α (draft greedy token = target's) | target token in the subset | τ for k = 4 (i.i.d. estimate) |",
             "|---|---|---|---|",
-            f"| before training | {before['alpha']:.3f} | {before['coverage']:.3f} | {expected_tau(before['alpha'], 4):.2f} |",
-            f"| after training | {after['alpha']:.3f} | {after['coverage']:.3f} | {expected_tau(after['alpha'], 4):.2f} |",
+            f"| before training | {before['alpha']:.3f} | {before['coverage']:.3f} | {chain_tau(before['alpha'], 4):.2f} |",
+            f"| after training | {after['alpha']:.3f} | {after['coverage']:.3f} | {chain_tau(after['alpha'], 4):.2f} |",
         ]
     return "\n".join(lines) + "\n"
 
