@@ -39,8 +39,14 @@ PAGES = {
     # Medusa with the shipped heads and their default tree; sampled: exact (lossless) acceptance.
     "medusa-greedy": ("medusa", EXPLAIN, {}, {}),
     "medusa-sampled": ("medusa", HAIKU, {}, SAMPLED),
+    # EAGLE-1/2/3 with the shipped heads and default trees, on Medusa's prompt so the page can
+    # compare the three (and Medusa) on the same text; sampled: the verifier's lossless rejection.
+    "eagle-greedy": ("eagle", EXPLAIN, {}, {}),
+    "eagle2-greedy": ("eagle2", EXPLAIN, {}, {}),
+    "eagle3-greedy": ("eagle3", EXPLAIN, {}, {}),
+    "eagle3-sampled": ("eagle3", HAIKU, {}, SAMPLED),
 }
-ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}}
+ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle3": {}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 
