@@ -17,8 +17,10 @@ from .sidebar import current
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
                 draft: Callable[[], str | None] = lambda: None, analytic_k: Callable[[Trace], int | None] = lambda t: None,
                 panels: Panels | None = None):
-    """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay."""
-    st.title(title)
+    """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay.
+    title "": the page drew its own (e.g. with a version selector under it)."""
+    if title:
+        st.title(title)
     st.markdown(intro)
     row = st.columns([1.3, 1.5, 1, 3.2], vertical_alignment="center")
     with row[0].popover("How it works", icon=":material/school:"):

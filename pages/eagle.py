@@ -1,0 +1,80 @@
+import streamlit as st
+
+from ui import eagle, sources
+from ui.page import method_page
+
+TITLE = "EAGLE-1/2/3: drafting at the feature level"
+# The presets of paradec.drafters.eagle.TREES, named here because a page never imports the drafters
+# (they load torch); tests/test_eagle_page.py keeps the two in step.
+TREES = ["cpu10", "chain4"]
+
+INTRO = """**EAGLE** (Li et al., 2024) drafts with a one-layer **head** that works on the target's
+**features** (hidden states) instead of its tokens: it reads the feature at one position with the
+embedding of the token that came next, predicts the following feature, and the target's own LM head
+turns that into a draft distribution q. Features are easier to extrapolate than tokens, and feeding
+the token resolves which branch the feature belongs to. The head drafts a **tree**, verified in one
+target forward with a tree attention mask."""
+
+VERSION_TEXT = {
+    "eagle": """**EAGLE-1** grows a **static tree**: fixed rank paths (`cpu10`: 10 nodes, sized for this CPU's
+verify pass), every candidate verified.""",
+    "eagle2": """**EAGLE-2** makes the tree **dynamic**, because the draft's confidence predicts acceptance: at each
+depth the **top_k** most confident candidates (the product of q along their path) are expanded, then every
+candidate drafted is **reranked** and the best **total_tokens** are verified. Same head as EAGLE-1.""",
+    "eagle3": """**EAGLE-3** feeds the head a **fusion of low, middle and high layers** of the target instead of the
+last one, trains it with **training-time test** (the head learns from its own drafted features, as it
+runs, so errors do not pile up along a path) and drafts over a **reduced vocabulary** (the tokens the
+target writes most often) to keep its output layer cheap; EAGLE-2's dynamic tree.""",
+}
+
+HOW = """1. After each verify pass the target has given the features of the pending token and of every
+   accepted one: the head takes these (feature, next token) pairs into its own KV cache.
+2. From the last entry it predicts the next feature; the LM head gives q, whose top-k are the depth-1 candidates.
+3. **Expand**: a candidate goes back into the head as (its parent's predicted feature, its token) to get its
+   children: one head pass per depth for all expanded candidates (a tree mask inside the head too).
+   EAGLE-1: the static tree says which. EAGLE-2/3: the **top_k** of the newest depth by cumulative
+   confidence (score = Σ log q along the path).
+4. **Rerank** (EAGLE-2/3): every candidate sorted by score, the best **total_tokens** kept. A child never
+   scores above its parent, so what is kept is a tree.
+5. **One target forward** over the pending token and the kept nodes. Accept the longest path the target
+   agrees with (greedy: its argmax; sampling: siblings in rank order, each accepted with its target
+   probability, else removed from p and the next tried, which keeps the target's distribution), plus the
+   target's own next token.
+6. The first step drafts nothing: the features exist only after the prefill."""
+
+COST = """**On this CPU the head's cost against the verify pass decides the speedup.** A step costs the head's
+passes (one over the newly accepted tokens, then one per depth) and one verify pass over 1 + total_tokens
+tokens. On a GPU that pass costs about as much as a one-token one and the head is a small fraction of the
+target, so τ turns into speed almost directly. Here a pass over a dozen tokens costs well over a one-token
+pass, and every head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the
+step's cost in AR steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and
+lower τ. The heads are trained for the embedded model by self-distillation (model cards in
+`assets/drafters/eagle-smollm2` and `eagle3-smollm2`)."""
+
+
+def version() -> str:
+    names = list(eagle.VERSIONS)
+    wanted = st.query_params.get("version")
+    pick = st.radio("Version", names, index=names.index(wanted) if wanted in names else 2, horizontal=True,
+                    format_func=eagle.VERSIONS.get, key="eagle.version")
+    st.query_params["version"] = pick
+    return pick
+
+
+def params(method: str) -> dict:
+    if method == "eagle":
+        return {"tree": st.selectbox("Static tree", TREES, key="eagle.tree")}
+    c = st.columns(3)
+    return {
+        "depth": c[0].slider("depth (draft steps)", 1, 8, 4, key=f"{method}.depth"),
+        "top_k": c[1].slider("top_k (expanded per depth)", 1, 8, 4, key=f"{method}.top_k"),
+        "total_tokens": c[2].slider("total_tokens (verified)", 1, 48, 12, key=f"{method}.total_tokens"),
+    }
+
+
+st.title(TITLE)
+method = version()
+method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels)
+st.markdown(COST)
+ar = sources.recorded("ar").get("greedy")
+eagle.compare(sources.load(ar) if ar else None)

@@ -1,0 +1,129 @@
+"""The EAGLE page's own panels: the tree growing and reranked, the cut candidates, acceptance
+per depth, this session's runs against the recorded one, and EAGLE-1/2/3 compared."""
+from __future__ import annotations
+
+import json
+import statistics
+
+import streamlit as st
+
+from paradec.plots import eagle as plots
+from paradec.plots.style import FROM_RUN, MEASURED, MODEL
+from paradec.speccost import SpecStep
+from paradec.trace import Trace
+
+from . import sources
+from .style import chart, header
+
+VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
+RERANK = "rerank"
+
+
+def panels(trace: Trace, i: int) -> dict:
+    """The growth / rerank view of step i with its cut table, then the run-wide panels."""
+    cands = plots.candidates(trace, i)
+    figs = {}
+    if not cands:
+        st.markdown("First step: nothing drafted. The head needs the target's features, which exist only "
+                    "after the prefill.")
+    else:
+        figs["growth"] = _growth(trace, i, cands)
+    left, right = st.columns([1, 1.3])
+    with left:
+        header("Acceptance per depth", FROM_RUN)
+        figs["per_depth"] = plots.depth_acceptance_figure(trace)
+        chart(figs["per_depth"], f"{trace.method}.fig.per_depth")
+        st.caption("Of the steps whose accepted path reached depth d−1 at a node with a kept child, the share "
+                   "that accepted one of those children: how likely the tree is to go one deeper.")
+    with right:
+        _versus_recorded(trace)
+    return figs
+
+
+def _growth(trace: Trace, i: int, cands: list) -> object:
+    counts = plots.depth_counts(cands)
+    frames = [*range(1, len(counts) + 1), RERANK]
+    frame = st.select_slider("Grow the tree: expand depth by depth, then rerank", frames, value=RERANK,
+                             key=f"{trace.method}.grow.{i}",
+                             format_func=lambda v: "rerank (keep the best)" if v == RERANK else f"expand: depth {v}")
+    fig = plots.growth_figure(trace, i, None if frame == RERANK else frame)
+    left, right = st.columns([1.2, 1])
+    with left:
+        header("The draft tree, drafted then reranked", FROM_RUN)
+        chart(fig, f"{trace.method}.fig.growth")
+        st.caption("x = depth; marker size = cumulative confidence exp(score), the product of the draft's q along "
+                   "the path. While growing, dark = expanded (fed to the head for children). After the rerank, "
+                   "outlined = was expanded, green = accepted path; kept nodes are the tree and mask rows below "
+                   "(hover: node and mask row). Per depth drafted / expanded / kept: "
+                   + ", ".join(f"d{r['depth']} {r['drafted']}/{r['expanded']}/{r['kept']}" for r in counts))
+    with right:
+        rows = plots.cut_rows(trace, i)
+        header(f"Cut by the rerank ({len(rows)})", FROM_RUN)
+        if rows:
+            st.dataframe(rows, hide_index=True, height=300)
+        else:
+            st.markdown("Nothing cut: " + ("EAGLE-1's static tree verifies every candidate." if trace.method == "eagle"
+                                           else "total_tokens covers every candidate drafted."))
+    return fig
+
+
+def _remember(trace: Trace) -> list[dict]:
+    """Every EAGLE run seen this session (recorded, imported or live), for comparing settings."""
+    runs = st.session_state.setdefault("eagle.runs", {})
+    p = {k: v for k, v in trace.params.items() if k != "head"}
+    key = json.dumps([trace.method, p, trace.prompt, trace.sampling, trace.wall_s], sort_keys=True)
+    runs[key] = {"version": VERSIONS.get(trace.method, trace.method), "settings": json.dumps(p), "τ": round(trace.tau, 2),
+                 "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
+                 "temperature": trace.sampling.get("temperature", 0), "prompt": trace.prompt[:40]}
+    return list(runs.values())
+
+
+def _versus_recorded(trace: Trace) -> None:
+    """τ and time per token of the shown run against the recorded run of the same version."""
+    header("This run against the recorded one", MEASURED, FROM_RUN)
+    files = sources.recorded(trace.method)
+    recorded = sources.load(files["greedy"]) if "greedy" in files else None
+    if recorded is not None:
+        _remember(recorded)
+        ms, rec_ms = (1e3 * t.wall_s / max(1, t.new_tokens) for t in (trace, recorded))
+        c = st.columns(2)
+        c[0].metric("τ", f"{trace.tau:.2f}", f"{trace.tau - recorded.tau:+.2f} vs recorded")
+        c[1].metric("ms / token", f"{ms:.0f}", f"{ms - rec_ms:+.0f} vs recorded", delta_color="inverse")
+    st.dataframe(_remember(trace), hide_index=True)
+    st.caption("Move depth, top_k and total_tokens (or the tree) under **Parameters**, switch the sidebar to live "
+               "and run: each run lands here. The recorded runs used one CPU thread; a live run uses the app's.")
+
+
+def compare(ar: Trace | None) -> None:
+    """EAGLE-1, -2 and -3's recorded greedy runs on the same prompt, side by side."""
+    runs = {VERSIONS[v]: sources.load(f["greedy"]) for v in VERSIONS if "greedy" in (f := sources.recorded(v))}
+    st.subheader("EAGLE-1, -2 and -3 on the same prompt")
+    if len(runs) < 2 or len({t.prompt for t in runs.values()}) > 1:
+        st.info("Needs the recorded greedy runs of at least two versions on one prompt (`make traces`).")
+        return
+    t = next(iter(runs.values()))
+    st.caption(f"Prompt: “{t.prompt[:100]}” · {t.model} · greedy · recorded one after the other in one process")
+    header("Runs side by side", FROM_RUN, MEASURED)
+    st.dataframe(plots.compare_rows(runs), hide_index=True)
+    figs = plots.compare_figures(runs)
+    cols = st.columns(4)
+    for col, (name, label) in zip(cols, [("tau", FROM_RUN), ("speed", MEASURED), ("lengths", FROM_RUN), ("time", MEASURED)]):
+        with col:
+            header({"tau": "τ", "speed": "Speed", "lengths": "Tokens per step", "time": "Draft vs verify"}[name], label)
+            chart(figs[name], f"eagle.compare.{name}")
+    _break_even(runs, ar)
+
+
+def _break_even(runs: dict[str, Trace], ar: Trace | None) -> None:
+    """speedup = τ · AR step / (draft + verify): what each run's measured step costs ask of τ."""
+    if ar is None or len(ar.steps) < 2 or ar.prompt != next(iter(runs.values())).prompt:
+        return
+    ar_ms = statistics.median(s.verify_ms for s in ar.steps[1:])  # one-token forwards; the prefill left out
+    header("What τ must beat here", MODEL)
+    lines = []
+    for (name, t), row in zip(runs.items(), plots.compare_rows(runs)):
+        step = SpecStep(ar_ms, row["draft ms / step"], row["verify ms / step"])
+        lines.append(f"- **{name}**: a step costs {step.total:.0f} ms = {step.break_even_tau:.2f} AR steps, so it "
+                     f"needs τ ≥ {step.break_even_tau:.2f}; with τ = {t.tau:.2f}: {step.speedup(t.tau):.2f}×")
+    st.markdown(f"AR's one-token forward: {ar_ms:.0f} ms (median of the recorded AR run on this prompt, an earlier "
+                "run: load on the machine may differ).\n" + "\n".join(lines))
