@@ -42,14 +42,14 @@ HOW = """1. After each verify pass the target has given the features of the pend
    target's own next token.
 6. The first step drafts nothing: the features exist only after the prefill."""
 
-COST = """**On this CPU the head's cost against the verify pass decides the speedup.** A step costs the head's
-passes (one over the newly accepted tokens, then one per depth) and one verify pass over 1 + total_tokens
-tokens. On a GPU that pass costs about as much as a one-token one and the head is a small fraction of the
-target, so τ turns into speed almost directly. Here a pass over a dozen tokens costs well over a one-token
-pass, and every head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the
-step's cost in AR steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and
-lower τ. The heads are trained for the embedded model by self-distillation (model cards in
-`assets/drafters/eagle-smollm2` and `eagle3-smollm2`)."""
+COST = """**On this CPU the head's cost against the verify pass decides the speedup.** A step costs the
+head's passes (one over the newly accepted tokens, then one per depth that is expanded) and one verify
+pass over 1 + total_tokens tokens. On a GPU that pass costs about as much as a one-token one and the
+head is a small fraction of the target, so τ turns into speed almost directly. Here a pass over a dozen
+tokens costs well over a one-token pass, and every head pass (with its output layer over the draft
+vocabulary) adds to it: τ must beat the step's cost in AR steps before anything is gained. Smaller depth
+and total_tokens make a step cheaper, and lower τ. The heads are trained for the embedded model by
+self-distillation (model cards in `assets/drafters/eagle-smollm2` and `eagle3-smollm2`)."""
 
 
 def version() -> str:

@@ -159,3 +159,21 @@ def test_each_version_replays_its_own_recorded_trace(version):
 def test_sampled_trace_replays():
     at = open_eagle(trace="sampled", step="2")
     assert at.radio(key="eagle3.recorded").value == "sampled" and not at.exception
+
+
+@pytest.mark.slow
+def test_live_run_with_other_settings_lands_beside_the_recorded_run():
+    """depth / top_k / total_tokens go through ui.live to a real run on the embedded model."""
+    at = AppTest.from_file("../app.py", default_timeout=180)
+    at.session_state["sb.source"] = "live"
+    at.session_state["sb.max_new"] = 8
+    at.run()
+    at.switch_page("pages/eagle.py").run()
+    at.slider(key="eagle3.depth").set_value(2).run()
+    at.slider(key="eagle3.total_tokens").set_value(5).run()
+    at.button(key="eagle3.run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    assert any("'depth': 2" in c.value and "'total_tokens': 5" in c.value for c in at.caption)
+    assert any("vs recorded" in (m.delta or "") for m in at.metric)
+    runs = next(d.value for d in at.dataframe if "settings" in d.value.columns)
+    assert len(runs) == 2 and any('"depth": 2' in v for v in runs["settings"])  # the live run beside the recorded one

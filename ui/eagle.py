@@ -17,6 +17,8 @@ from .style import chart, header
 
 VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
 RERANK = "rerank"
+COMPARE_PANELS = [("tau", "τ", FROM_RUN), ("speed", "Speed", MEASURED), ("lengths", "Tokens per step", FROM_RUN),
+                  ("time", "Draft vs verify, per token", MEASURED)]
 
 
 def panels(trace: Trace, i: int) -> dict:
@@ -72,7 +74,8 @@ def _remember(trace: Trace) -> list[dict]:
     runs = st.session_state.setdefault("eagle.runs", {})
     p = {k: v for k, v in trace.params.items() if k != "head"}
     key = json.dumps([trace.method, p, trace.prompt, trace.sampling, trace.wall_s], sort_keys=True)
-    runs[key] = {"version": VERSIONS.get(trace.method, trace.method), "settings": json.dumps(p), "τ": round(trace.tau, 2),
+    runs[key] = {"version": VERSIONS.get(trace.method, trace.method), "settings": json.dumps(p),
+                 "τ": round(trace.tau, 2),
                  "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
                  "temperature": trace.sampling.get("temperature", 0), "prompt": trace.prompt[:40]}
     return list(runs.values())
@@ -83,7 +86,7 @@ def _versus_recorded(trace: Trace) -> None:
     header("This run against the recorded one", MEASURED, FROM_RUN)
     files = sources.recorded(trace.method)
     recorded = sources.load(files["greedy"]) if "greedy" in files else None
-    if recorded is not None:
+    if recorded is not None and trace is not recorded:  # recorded traces are loaded once: the same object
         _remember(recorded)
         ms, rec_ms = (1e3 * t.wall_s / max(1, t.new_tokens) for t in (trace, recorded))
         c = st.columns(2)
@@ -106,10 +109,10 @@ def compare(ar: Trace | None) -> None:
     header("Runs side by side", FROM_RUN, MEASURED)
     st.dataframe(plots.compare_rows(runs), hide_index=True)
     figs = plots.compare_figures(runs)
-    cols = st.columns(4)
-    for col, (name, label) in zip(cols, [("tau", FROM_RUN), ("speed", MEASURED), ("lengths", FROM_RUN), ("time", MEASURED)]):
+    cols = [c for _ in range(2) for c in st.columns(2)]
+    for col, (name, title, label) in zip(cols, COMPARE_PANELS):
         with col:
-            header({"tau": "τ", "speed": "Speed", "lengths": "Tokens per step", "time": "Draft vs verify"}[name], label)
+            header(title, label)
             chart(figs[name], f"eagle.compare.{name}")
     _break_even(runs, ar)
 

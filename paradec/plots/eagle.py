@@ -147,7 +147,8 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
         ))
     widest = max((r["drafted"] for r in depth_counts(cands)), default=1)
     deepest = max((c.depth for c in cands), default=1)
-    fig.update_xaxes(title="depth (0 = pending token)", dtick=1, range=[-0.6, deepest + 0.8], showgrid=False, zeroline=False)
+    fig.update_xaxes(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8], showgrid=False,
+                     zeroline=False)
     fig.update_yaxes(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2])
     return layout(fig, _title(cands, upto_depth), height or max(300, 80 + 20 * widest))
 
@@ -208,7 +209,7 @@ def depth_acceptance_figure(trace: Trace, height: int = 260) -> go.Figure:
                            hovertemplate="depth %{x}: %{text} accepted (%{y:.0%})<extra></extra>"))
     fig.update_xaxes(title="depth d", dtick=1)
     fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title="accepted | reached d−1")
-    return layout(fig, "acceptance per depth, given the path reached the depth before" if rows
+    return layout(fig, "accepted at depth d, given the path reached d−1" if rows
                   else "acceptance per depth: nothing was drafted", height)
 
 
