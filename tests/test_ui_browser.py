@@ -35,4 +35,4 @@ def test_every_page_in_chromium(tmp_path):
     summary = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
     assert r.returncode == 0, summary.get("problems") or summary.get("error") or r.stderr[-3000:]
     paths = {p["path"] for p in summary["pages"]}
-    assert {"/", "/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/arena", "/roofline", "/benchmark"} <= paths
+    assert {"/", "/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", "/arena", "/roofline", "/benchmark"} <= paths

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from paradec.plots import eagle as plots
@@ -42,7 +43,7 @@ def panels(trace: Trace, i: int) -> dict:
     return figs
 
 
-def _growth(trace: Trace, i: int, cands: list) -> object:
+def _growth(trace: Trace, i: int, cands: list[plots.Candidate]) -> go.Figure:
     counts = plots.depth_counts(cands)
     frames = [*range(1, len(counts) + 1), RERANK]
     frame = st.select_slider("Grow the tree: expand depth by depth, then rerank", frames, value=RERANK,
