@@ -94,6 +94,5 @@ def token_texts(tokenizer, trace: Trace) -> dict:
             ids.add(n.token)
             ids.update(t for t, _ in n.p_top + n.q_top)
         ids.update(t for row in s.extras.get("head_top", []) for t, _ in row)  # Medusa heads' top-k grid
-        if trace.method.startswith("eagle"):  # every candidate EAGLE drafted, the cut ones too (Lookahead's
-            ids.update(c[0] for c in s.extras.get("candidates", []))  # "candidates" are n-grams instead)
+        ids.update(c[0] for c in s.extras.get("drafted", []))  # every candidate EAGLE drafted, the cut ones too
     return {str(i): tokenizer.decode([i]) for i in sorted(ids)}

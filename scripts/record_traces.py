@@ -46,7 +46,8 @@ PAGES = {
     "eagle3-greedy": ("eagle3", EXPLAIN, {}, {}),
     "eagle3-sampled": ("eagle3", HAIKU, {}, SAMPLED),
 }
-ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle3": {}}
+ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {}, "eagle2": {},
+         "eagle3": {}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 

@@ -227,3 +227,17 @@ def test_sampling_keeps_the_targets_distribution(sharp, ar_counts, tmp_path, cls
     counts, accepted = _sample(sharp, lambda: cls(sharp, head=folder, **kw), 0)
     assert accepted > 0.2 * 1000
     assert two_sample_pvalue(counts, ar_counts) > ALPHA, (counts.most_common(6), ar_counts.most_common(6))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["eagle", "eagle2", "eagle3"])
+def test_shipped_heads_on_the_embedded_model(embedded, method):
+    """The shipped heads load onto the embedded model, give AR's tokens, and are trained: they
+    get drafted tokens accepted (an untrained head's guesses almost never are)."""
+    from paradec.run import run
+
+    for prompt in ("Explain in detail how a bicycle works.", "List three facts about the Moon."):
+        ar = run(embedded, "ar", prompt, max_new_tokens=40)
+        got = run(embedded, method, prompt, max_new_tokens=40)
+        assert got.token_ids == ar.token_ids
+        assert sum(len(s.accepted) for s in got.steps) >= 5

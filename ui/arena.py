@@ -14,7 +14,8 @@ from .sidebar import current
 from .style import chart, header
 
 # method -> the draft model it needs
-METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None}
+METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
+           "eagle": None, "eagle2": None, "eagle3": None}
 
 
 def traces() -> dict[str, Trace]:

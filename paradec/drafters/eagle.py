@@ -207,7 +207,7 @@ class _Nodes:
     def draft(self, keep: list[int], forwards: int) -> Draft:
         """The kept candidates as a Draft (renumbered), every candidate in extras for the page."""
         new = {old: n for n, old in enumerate(keep)}
-        extras = {"candidates": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
+        extras = {"drafted": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
                                  enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))],
                   "draft_q": [round(math.exp(self.logq[i]), 5) for i in keep]}
         return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],

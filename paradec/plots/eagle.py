@@ -2,7 +2,7 @@
 (kept or cut by cumulative confidence), the cut candidates and why, acceptance per depth,
 and several runs (EAGLE-1, -2, -3) compared on one prompt.
 
-An EAGLE step's extras["candidates"] holds every candidate the head drafted, parents before
+An EAGLE step's extras["drafted"] holds every candidate the head drafted, parents before
 children: [token, parent candidate (-1: the pending token), depth, score (cumulative draft
 log-probability), rank among its parent's children, expanded (fed to the head for children),
 kept (verified)]. The kept candidates are step.nodes, renumbered in the same order."""
@@ -40,7 +40,7 @@ class Candidate(NamedTuple):
 
 
 def candidates(trace: Trace, i: int) -> list[Candidate]:
-    return [Candidate(j, *c) for j, c in enumerate(trace.steps[i].extras.get("candidates", []))]
+    return [Candidate(j, *c) for j, c in enumerate(trace.steps[i].extras.get("drafted", []))]
 
 
 def kept_nodes(cands: list[Candidate]) -> dict[int, int]:

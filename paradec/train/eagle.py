@@ -58,7 +58,7 @@ def init_head(target, version: int, ids: torch.Tensor) -> EagleHead:
     return head
 
 
-def batch_of(rows: list[dict], idx: list[int], crop: int, gen) -> dict:
+def batch_of(rows: list[dict], idx: list[int], crop: int, gen, device="cpu") -> dict:
     """Rows cropped to `crop` tokens at a random start, right-padded: tensors (B, L, ...) and a valid mask."""
     picked = []
     for i in idx:
@@ -71,8 +71,9 @@ def batch_of(rows: list[dict], idx: list[int], crop: int, gen) -> dict:
         return torch.stack([F.pad(r[key], (0, 0) * (r[key].dim() - 1) + (0, L - len(r[key])), value=fill) for r in picked])
 
     valid = torch.stack([torch.arange(L) < len(r["tokens"]) for r in picked])
-    return {"tokens": pad("tokens"), "answer": pad("answer", False), "feats": pad("feats").float(),
-            "final": pad("final").float(), "valid": valid}
+    out = {"tokens": pad("tokens"), "answer": pad("answer", False), "feats": pad("feats").float(),
+           "final": pad("final").float(), "valid": valid}
+    return {k: v.to(device) for k, v in out.items()}
 
 
 def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float, noise: float = 0.0) -> tuple[torch.Tensor, list]:
@@ -81,9 +82,10 @@ def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float, noise:
     tok, valid, final = b["tokens"], b["valid"], b["final"]
     B, L = tok.shape
     feats = b["feats"][:, :-1] + noise * torch.randn_like(b["feats"][:, :-1]) if noise else b["feats"][:, :-1]
-    pos = torch.arange(L - 1)[None].expand(B, -1)
-    causal = torch.ones(L - 1, L - 1, dtype=torch.bool).tril()[None, None] & valid[:, None, None, :-1]
-    diag = torch.eye(L - 1, dtype=torch.bool)[None, None].expand(B, 1, -1, -1)
+    dev = tok.device
+    pos = torch.arange(L - 1, device=dev)[None].expand(B, -1)
+    causal = torch.ones(L - 1, L - 1, dtype=torch.bool, device=dev).tril()[None, None] & valid[:, None, None, :-1]
+    diag = torch.eye(L - 1, dtype=torch.bool, device=dev)[None, None].expand(B, 1, -1, -1)
     h, kvs, total, stats = feats, [], 0.0, []
     for j in range(1, steps + 1):  # step j at origin t reads token t + j, predicts the target's p at t + j
         n = L - j  # origins with a token t + j
@@ -122,8 +124,9 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     unroll = ttt if version == 3 else 1
     rows, held = rows_of(shards, version, False), rows_of(shards, version, True)
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
-    head = init_head(target, version, ids)
-    lm_rows = target.get_output_embeddings().weight[ids].detach().float()
+    device = target.device
+    head = init_head(target, version, ids.to(device)).to(device)
+    lm_rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
     embed = target.get_input_embeddings()
     params = [p for p in head.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
@@ -134,7 +137,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     for step in range(steps):
         idx = torch.randint(len(rows), (batch,), generator=gen).tolist()
         with torch.no_grad():
-            b = batch_of(rows, idx, crop, gen)
+            b = batch_of(rows, idx, crop, gen, device)
         loss, _ = loss_of(head.train(), b, embed, lm_rows, unroll, prompt_weight, noise=0.05 if version == 1 else 0.0)
         opt.zero_grad()
         loss.backward()
@@ -153,6 +156,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": best[1], "ttt": unroll, "batch": batch,
              "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows), "heldout_rows": len(held),
              "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(time.perf_counter() - t0),
+             "device": "the CPU" if device.type == "cpu" else str(device),
              "before": before, "after": best[3]}
     return head.eval(), facts
 
@@ -163,7 +167,7 @@ def evaluate(head, held: list[dict], embed, rows, steps: int) -> list[float]:
     hits = [[0, 0] for _ in range(steps)]
     gen = torch.Generator().manual_seed(0)
     for i in range(0, len(held), 4):
-        b = batch_of(held, list(range(i, min(i + 4, len(held)))), 10**6, gen)
+        b = batch_of(held, list(range(i, min(i + 4, len(held)))), 10**6, gen, rows.device)
         for j, (a, n) in enumerate(loss_of(head.eval(), b, embed, rows, steps, 1.0)[1]):
             hits[j][0] += a
             hits[j][1] += n
@@ -187,6 +191,7 @@ def add_parser(sub) -> None:
     t.add_argument("--prompt-weight", type=float, default=0.5)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--device", default=None, help="cpu, cuda, ... (default: a GPU when there is one)")
     t.add_argument("--out", default="", help=f"default: {SHIPPED[1]} or {SHIPPED[3]}")
     t.add_argument("--model", default=None)
 
@@ -203,11 +208,11 @@ def command(args, argv) -> int:
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
     manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
-    target = load(args.model, "cpu", "float32")
+    target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
     head, facts = train(target.model, load_shards(data), args.version, args.steps, args.vocab, args.ttt, args.batch,
                         args.crop, args.lr, args.seed, args.prompt_weight)
     out = Path(args.out or SHIPPED[args.version])
-    eagle_head.save(head, out, target.model.config, {"target": target.name, "trained": facts})
+    eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
     shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
@@ -236,7 +241,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              + ("; norm and LM head from the target's" if v == 3 else ""),
              f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
              f"(warm-up, cosine), seed {facts['seed']}; kept the state of step {facts['kept_step']} (best held-out agreement)",
-             f"- time: {facts['seconds']} s on the CPU", "",
+             f"- time: {facts['seconds']} s on {facts['device']}", "",
              "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, steps 2-3 on the head's own)",
              "| | step 1 | step 2 | step 3 |", "|---|---|---|---|",
              "| before training | " + " | ".join(f"{a:.3f}" for a in facts["before"][:3]) + " |",
