@@ -1,4 +1,4 @@
-"""python -m paradec run | bench: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | serve: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
@@ -53,6 +53,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
     _sampling_args(b)
+    s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
+    s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
+    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--model", action="append", default=[], help="a target to serve (repeatable; default: embedded)")
+    s.add_argument("--draft", action="append", default=[], help="a draft requests may name, besides self:N and trained")
+    s.add_argument("--queue", type=int, default=8, help="runs that may wait per model behind the running one")
+    s.add_argument("--device", default=None)
+    s.add_argument("--dtype", default=None)
     return top
 
 
@@ -67,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
         if args.command == "run":
             return _run(args)
+        if args.command == "serve":
+            from .serve import serve_command
+
+            return serve_command(args)
         from .bench import bench_command
 
         return bench_command(args)

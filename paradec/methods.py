@@ -80,9 +80,13 @@ def _split(pair: str) -> tuple[str, str]:
 
 
 def _coerce(key: str, value, default):
-    if not isinstance(value, str):
-        return value
     kind = type(default)
+    if not isinstance(value, str):  # already typed (the app's widgets, a JSON request): check it
+        if kind is float and type(value) is int:  # JSON writes 1.0 as 1
+            return float(value)
+        if type(value) is not kind:  # type(), not isinstance: True is not an int parameter
+            raise InputError(f"parameter {key!r} expects {kind.__name__}, got {value!r}")
+        return value
     try:
         if kind is bool:
             if value.lower() not in ("true", "false", "1", "0"):
