@@ -1,0 +1,32 @@
+# The Hugging Face Space (README.md's front matter: sdk: docker, app_port: 8501). The install is
+# scripts/install.sh, the same script `make setup` runs and the fresh-venv test exercises.
+#
+# CPU by default. On a GPU Space, set the Space variable TORCH_INDEX to a CUDA wheel index (e.g.
+# https://download.pytorch.org/whl/cu128): Spaces pass variables to the build as arguments, and
+# CUDA wheels carry their own CUDA libraries, so this slim base serves both.
+FROM python:3.11-slim
+
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
+
+# Spaces run the container as uid 1000; everything it writes (the venv, the hub cache, the
+# converted embedded model) lives under that user's home.
+RUN useradd --create-home --uid 1000 user
+USER user
+ENV HOME=/home/user \
+    XDG_CACHE_HOME=/home/user/.cache \
+    HF_HOME=/home/user/.cache/huggingface \
+    PIP_NO_CACHE_DIR=1 \
+    PYTHONUNBUFFERED=1
+WORKDIR /home/user/app
+
+# The install first, on its own layer: code changes do not redo it.
+COPY --chown=user requirements.txt ./
+COPY --chown=user scripts/install.sh scripts/
+RUN TORCH_INDEX="$TORCH_INDEX" scripts/install.sh /home/user/venv
+
+COPY --chown=user . .
+# Convert the embedded model's GGUF now (~20 s), not on every start of the Space.
+RUN /home/user/venv/bin/python -c "from paradec.models import embedded_path; embedded_path()"
+
+EXPOSE 8501
+CMD ["/home/user/venv/bin/streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"]

