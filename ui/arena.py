@@ -27,7 +27,7 @@ def traces() -> dict[str, Trace]:
             got = live.cached(("set", *sorted(keys.items())))
             if got is None and st.button("Run every method live on these settings", type="primary"):
                 bar = st.progress(0.0, text="decoding…")
-                got = live.run_set(keys, lambda f: bar.progress(f, text=f"decoding… {f:.0%}"))
+                got = live.run_set(keys, lambda f, text=None: bar.progress(f, text=text or f"decoding… {f:.0%}"))
                 bar.empty()
             if got is not None:
                 return got

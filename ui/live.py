@@ -2,20 +2,27 @@
 that replays recorded traces never imports it.
 
 Models are cached once per process and shared read-only between sessions (each run keeps its
-own KV cache). Every value that changes a result is part of the cache key."""
+own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
+Run at once queues instead of filling the memory. Every value that changes a result is part of
+the cache key. With a backend URL in the sidebar, runs go to `python -m paradec serve` instead
+(ui.remote) and this process never imports torch."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from typing import NamedTuple
 
 import streamlit as st
 
+from paradec.lanes import Lane, QueueFull
 from paradec.trace import Trace
 
+from . import remote
 from .sidebar import Settings
 
 MAX_RESULTS = 32  # live traces kept per process
+WAITING = 16  # live runs that may wait per model behind the running one
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the model…")
@@ -35,6 +42,12 @@ def _draft(spec: str, target_spec: str, device: str, dtype: str):
 @st.cache_resource
 def _results() -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
+
+
+@st.cache_resource(show_spinner=False)
+def _lane(model: str, device: str, dtype: str) -> Lane:
+    """One per loaded target, shared by every session of this process."""
+    return Lane(WAITING)
 
 
 def _device() -> tuple[str, str]:
@@ -58,12 +71,13 @@ class Key(NamedTuple):
     temperature: float
     top_p: float
     seed: int
+    backend: str = ""  # URL of a paradec service that runs it ("": this process)
 
 
 def key(s: Settings, method: str, params: dict, draft: str | None) -> Key:
-    device, dtype = _device()
+    device, dtype = ("backend", "") if s.backend else _device()  # the backend picks its own
     return Key(s.model, device, dtype, draft, method, json.dumps(params, sort_keys=True), s.prompt,
-               s.max_new_tokens, s.temperature, s.top_p, s.seed)
+               s.max_new_tokens, s.temperature, s.top_p, s.seed, s.backend)
 
 
 def cached(k) -> Trace | None:
@@ -81,13 +95,33 @@ def _keep(k, value) -> None:
 
 
 def run(k: Key, progress=None) -> Trace:
-    """Run (or fetch) the trace for key k; progress(fraction) is called after every step.
-    Raises paradec's InputError / ModelError with one-line messages."""
+    """Run (or fetch) the trace for key k; progress(fraction, text) is called while it waits for
+    its turn and after every step. Raises one of errors() with a one-line message."""
     hit = cached(k)
     if hit is None:
-        hit = _decode(k, progress)
+        if k.backend:
+            hit = remote.run(k.backend, _request(k), progress)
+        else:
+            with _turn(k, progress):
+                hit = cached(k) or _decode(k, progress)  # the same run may have finished while this one waited
         _keep(k, hit)
     return hit
+
+
+def _turn(k: Key, progress=None):
+    """This run's turn on its model (QueueFull when too many wait)."""
+    def waiting(ahead: int) -> None:
+        if progress:
+            progress(0.0, f"waiting for the model: {ahead} run(s) ahead of yours")
+
+    return _lane(k.model, k.device, k.dtype).turn(waiting)
+
+
+def _request(k: Key) -> dict:
+    """The backend's POST /run body. 'embedded', the sidebar's default, means the backend's own model."""
+    body = {"method": k.method, "prompt": k.prompt, "max_new_tokens": k.max_new_tokens, "temperature": k.temperature,
+            "top_p": k.top_p, "seed": k.seed, "params": json.loads(k.params), "draft": k.draft}
+    return body if k.model == "embedded" else {**body, "model": k.model}
 
 
 def run_set(keys: dict[str, Key], progress=None) -> dict[str, Trace]:
@@ -96,13 +130,20 @@ def run_set(keys: dict[str, Key], progress=None) -> dict[str, Trace]:
     set_key = ("set", *sorted(keys.items()))
     hit = cached(set_key)
     if hit is None:
-        first = next(iter(keys.values()))
-        _decode(first._replace(draft=None, method="ar", params="{}", max_new_tokens=4))  # warm-up: first passes are slow
-        hit = {}
-        for j, (name, k) in enumerate(keys.items()):
-            hit[name] = _decode(k, progress and (lambda f, j=j: progress((j + f) / len(keys))))
+        first, parts = next(iter(keys.values())), [_part(progress, j, len(keys)) for j in range(len(keys))]
+        if first.backend:  # the backend queues each run on its own: timings compare less well
+            hit = {name: remote.run(k.backend, _request(k), part) for (name, k), part in zip(keys.items(), parts)}
+        else:
+            with _turn(first, progress):  # one turn for the set: nothing else runs between its timings
+                _decode(first._replace(draft=None, method="ar", params="{}", max_new_tokens=4))  # warm-up
+                hit = {name: _decode(k, part) for (name, k), part in zip(keys.items(), parts)}
         _keep(set_key, hit)
     return hit
+
+
+def _part(progress, j: int, n: int):
+    """progress for the j-th of n runs: its fraction scaled into the set's."""
+    return progress and (lambda f, text=None: progress((j + f) / n, text))
 
 
 def _decode(k: Key, progress=None) -> Trace:
@@ -122,11 +163,11 @@ def _decode(k: Key, progress=None) -> Trace:
 
 
 def errors() -> tuple[type, ...]:
-    """The exceptions whose message is for the user (imported only when a live run happens)."""
-    from paradec.methods import InputError
-    from paradec.models import ModelError
-
-    return InputError, ModelError
+    """The exceptions whose message is for the user. paradec's own are looked up only where a run
+    in this process imported them: a run on a backend never imports torch, not even to fail."""
+    found = (getattr(sys.modules.get("paradec.methods"), "InputError", None),
+             getattr(sys.modules.get("paradec.models"), "ModelError", None))
+    return (remote.BackendError, QueueFull, *(e for e in found if e))
 
 
 @st.cache_resource(show_spinner="Measuring this machine (a second or two)…")
@@ -148,6 +189,8 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
 
     from paradec.bench import bench as run_bench
 
+    if s.backend:
+        raise remote.BackendError("the small benchmark runs in this process: clear Backend URL in the sidebar")
     device, dtype = _device()
     k = ("bench", s.model, device, dtype, tuple(prompts.items()), s.max_new_tokens, s.temperature, s.top_p, s.seed)
     hit = cached(k)
@@ -156,6 +199,7 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
         args = Namespace(max_new_tokens=s.max_new_tokens, temperature=s.temperature, top_p=s.top_p, top_k=0,
                          seed=s.seed, no_chat=False, repeats=1, prompts="the app's preset prompts", split="all",
                          categories="", per_category=0, limit=0)
-        hit = run_bench(_target(s.model, device, dtype), None, ["ar", *BENCH_METHODS], [], rows, args)
+        with _lane(s.model, device, dtype).turn():
+            hit = run_bench(_target(s.model, device, dtype), None, ["ar", *BENCH_METHODS], [], rows, args)
         _keep(k, hit)
     return hit

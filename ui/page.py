@@ -86,7 +86,7 @@ def _live(method: str, params: dict, draft_spec: str | None, where) -> Trace | N
         if trace is None and where.button("Run live on these settings", type="primary", key=f"{method}.run",
                                           icon=":material/play_circle:"):
             bar = st.progress(0.0, text="decoding…")
-            trace = live.run(key, lambda f: bar.progress(f, text=f"decoding… {f:.0%}"))
+            trace = live.run(key, lambda f, text=None: bar.progress(f, text=text or f"decoding… {f:.0%}"))
             bar.empty()
     except live.errors() as e:
         st.error(str(e))

@@ -2,6 +2,7 @@
 app.py draws it on every run; pages read the result with current()."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import streamlit as st
@@ -9,6 +10,7 @@ import streamlit as st
 from .presets import CUSTOM, PRESETS
 
 KEY = "_settings"
+BACKEND_ENV = "PARADEC_BACKEND"  # the Backend URL's default: a front end deployed to drive a GPU box
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class Settings:
     max_new_tokens: int
     seed: int
     live: bool  # False: replay recorded traces; True: run the model on these settings
+    backend: str = ""  # URL of `python -m paradec serve` that runs live traces ("": this process)
 
 
 def render() -> Settings:
@@ -39,7 +42,12 @@ def render() -> Settings:
         seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="sb.seed")
         model = st.text_input("Target model", "embedded", key="sb.model",
                               help="'embedded' = the bundled SmolLM2-135M-Instruct; or a Hugging Face id / local folder")
-    settings = Settings(model.strip() or "embedded", prompt, float(temperature), float(top_p), int(max_new), int(seed), live)
+        backend = st.text_input("Backend URL", os.environ.get(BACKEND_ENV, ""), key="sb.backend",
+                                placeholder="http://gpu-box:8765",
+                                help="Live runs go to this `python -m paradec serve` (e.g. a GPU box) instead of "
+                                     "running here; empty: this machine. 'embedded' above = the backend's own model.")
+    settings = Settings(model.strip() or "embedded", prompt, float(temperature), float(top_p), int(max_new), int(seed),
+                        live, backend.strip())
     st.session_state[KEY] = settings
     return settings
 

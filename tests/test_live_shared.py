@@ -1,0 +1,100 @@
+"""Many students at once: live runs from many threads share one copy of the model and each gets
+the trace it would get alone; a run sent to a backend comes back as a trace without torch, and
+an unreachable backend is one error line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from paradec import models, run
+from test_serve import untimed
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = [  # (method, params, draft, prompt, temperature)
+    ("ar", {}, None, "Count: one two three", 0.0),
+    ("pld", {"k": 4}, None, "the cat sat on the mat, the cat sat on", 0.0),
+    ("jacobi", {"block": 4}, None, "Name a colour.", 0.0),
+    ("lookahead", {"window": 3, "ngram": 3, "candidates": 2}, None, "Say hello twice.", 0.0),
+    ("sps", {"k": 3}, "self:1", "Write a haiku.", 0.9),
+]
+
+
+def key(spec: str, method: str, params: dict, draft, prompt: str, temperature: float):
+    from ui import live
+
+    return live.Key(spec, "cpu", "float32", draft, method, json.dumps(params, sort_keys=True), prompt, 12,
+                    temperature, 1.0, 7)
+
+
+def test_concurrent_live_runs_share_one_model_and_each_equals_the_run_alone(tiny_dir, one_thread):
+    from ui import live
+
+    spec = str(tiny_dir)
+    keys = [key(spec, *r) for r in RUNS]
+    with ThreadPoolExecutor(len(keys)) as pool:  # every student presses Run at once
+        got = list(pool.map(live.run, keys))
+        copies = {id(m) for m in pool.map(lambda _: live._target(spec, "cpu", "float32"), range(4))}
+    assert len(copies) == 1  # one copy of the model per process
+    alone = models.load(spec, "cpu", "float32")
+    for (method, params, draft, prompt, temperature), trace in zip(RUNS, got):
+        d = models.load_draft(draft, alone) if draft else None
+        expected = run.run(alone, method, prompt, params, 12, temperature, 1.0, 0, 7, d)
+        assert untimed(trace.to_dict()) == untimed(expected.to_dict()), method
+    assert live._lane(spec, "cpu", "float32").status()["running"] is False
+
+
+BACKEND_RUN = """
+import json, sys, threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from ui import live, remote
+
+TRACE = open(sys.argv[1], 'rb').read()
+seen = []
+
+class Stub(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self._send(200, b'{"tiny": {"running": true, "waiting": 2, "capacity": 8}}')
+    def do_POST(self):
+        seen.append(json.loads(self.rfile.read(int(self.headers['Content-Length']))))
+        self._send(200, TRACE, {"X-Paradec-Ahead": "2", "X-Paradec-Wait-S": "1.5"})
+    def _send(self, code, body, headers={}):
+        self.send_response(code)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+
+server = HTTPServer(("127.0.0.1", 0), Stub)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{server.server_port}"
+k = live.Key("embedded", "backend", "", "self:1", "sps", '{"k": 3}', "hi", 8, 0.0, 1.0, 0, url)
+texts = []
+trace = live.run(k, lambda f, text=None: texts.append(text))
+try:
+    live.run(k._replace(prompt="other", backend="http://127.0.0.1:9"))
+except live.errors() as e:
+    refused = str(e)
+print(json.dumps({"steps": len(trace.steps), "sent": seen[0], "texts": texts, "refused": refused,
+                  "torch": "torch" in sys.modules}))
+"""
+
+
+def test_a_backend_run_comes_back_as_a_trace_without_importing_torch():
+    recorded = next((ROOT / "assets" / "traces").glob("sps-*.json"))
+    r = subprocess.run([sys.executable, "-c", BACKEND_RUN, str(recorded)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["steps"] > 0 and not got["torch"]
+    assert got["sent"] == {"method": "sps", "prompt": "hi", "max_new_tokens": 8, "temperature": 0.0, "top_p": 1.0,
+                           "seed": 0, "params": {"k": 3}, "draft": "self:1"}  # 'embedded': the backend's own model
+    assert "waited 1.5 s behind 2 run(s)" in got["texts"][-1]
+    assert got["refused"].startswith("cannot reach the backend at http://127.0.0.1:9/run")
