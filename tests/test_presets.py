@@ -146,3 +146,73 @@ def test_progress_hook_sees_every_update():
     bar.update(7)
     bar.close()
     assert seen == [("Downloading bytes", 3.0, 10.0), ("Downloading bytes", 10.0, 10.0)]
+
+
+def live_app():
+    """The whole app in live mode, on this machine's device."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../app.py", default_timeout=120)
+    at.session_state["sb.source"] = "live"
+    return at.run()
+
+
+def preset_section():
+    """The sidebar's preset section alone, under the model input it fills (AppTest drops a
+    navigation app's sidebar after a rerun, so the section is tested on its own)."""
+    import streamlit as st
+
+    from ui import gpu_presets
+
+    gpu_presets.use_fetched_model()
+    st.text_input("Target model", "embedded", key="sb.model")
+    gpu_presets.render()
+
+
+def section_on(monkeypatch, device: DeviceInfo, fetch, choice: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    from ui import live
+
+    monkeypatch.setattr(live, "device_info", lambda: device)
+    monkeypatch.setattr(live, "fetch", fetch)
+    at = AppTest.from_function(preset_section, default_timeout=60)
+    if choice:
+        at.session_state["sb.gpu_preset"] = choice
+    return at.run()
+
+
+def captions(at) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_sidebar_on_this_cpu_says_what_the_presets_need():
+    at = live_app()
+    assert not at.exception and not [s for s in at.sidebar.selectbox if s.key == "sb.gpu_preset"]
+    assert "GPU presets need a CUDA GPU" in "\n".join(c.value for c in at.sidebar.caption)
+
+
+def test_sidebar_on_a_gpu_offers_what_fits_and_fetches_into_the_model(monkeypatch):
+    from ui import gpu_presets
+
+    fetched = {"target": ["/hub/smol-1.7b"], "draft": ["/hub/smol-135m", "/hub/smol-360m"]}
+    at = section_on(monkeypatch, T4, lambda preset, progress: fetched)
+    assert at.selectbox(key="sb.gpu_preset").options == [gpu_presets.NONE, presets.PRESETS[0].name]  # 16 GB
+    at.selectbox(key="sb.gpu_preset").set_value(presets.PRESETS[0].name).run()
+    assert "in float16" in captions(at)  # a T4 has no bfloat16
+    at.button(key="sb.gpu_fetch").click().run()
+    assert not at.exception
+    assert at.text_input(key="sb.model").value == "HuggingFaceTB/SmolLM2-1.7B-Instruct"
+    assert "sps draft (type it on its page): /hub/smol-360m" in captions(at)
+    assert "medusa tree=wide16" in captions(at)
+
+
+def test_sidebar_shows_a_hub_failure_in_one_line(monkeypatch):
+    def offline(preset, progress):
+        raise hub.HubError("cannot reach the Hugging Face hub")
+
+    at = section_on(monkeypatch, H100, offline, presets.PRESETS[1].name)
+    assert len(at.selectbox(key="sb.gpu_preset").options) == 5
+    at.button(key="sb.gpu_fetch").click().run()
+    assert [e.value for e in at.error] == ["cannot reach the Hugging Face hub"]
+    assert at.text_input(key="sb.model").value == "embedded"

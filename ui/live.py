@@ -203,3 +203,37 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
             hit = run_bench(_target(s.model, device, dtype), None, ["ar", *BENCH_METHODS], [], rows, args)
         _keep(k, hit)
     return hit
+
+
+@st.cache_resource(show_spinner=False)
+def device_info():
+    """This process's device as paradec.presets sees it (name, memory, compute capability)."""
+    from paradec import models, presets
+
+    return presets.device_info(models.pick_device(None))
+
+
+def fetch(preset, progress=None) -> dict[str, list[str]]:
+    """Download a GPU preset's models into the hub cache (progress(text, fraction) as it goes) and
+    check that every draft speaks the target's vocabulary. Returns role -> local folders; raises
+    paradec.hub.HubError with a one-line message."""
+    from paradec import hub
+
+    n = len(preset.models)
+    paths = [hub.download(m, _reporter(f"{m.repo} ({i}/{n})", progress)) for i, m in enumerate(preset.models, 1)]
+    folders: dict[str, list[str]] = {}
+    for m, path in zip(preset.models, paths):
+        why = hub.vocab_mismatch(paths[0], path) if m.role == "draft" else ""
+        if why:
+            raise hub.HubError(f"{m.repo} cannot draft for {preset.target.repo}: {why}")
+        folders.setdefault(m.role, []).append(str(path))
+    return folders
+
+
+def _reporter(label: str, progress):
+    """hub.download's (what, done, total) as progress(text, fraction)."""
+    def report(what: str, done: float, total: float) -> None:
+        if progress and total:
+            progress(f"{label}: {what}", min(1.0, done / total))
+
+    return report

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from . import gpu_presets
 from .presets import CUSTOM, PRESETS
 
 KEY = "_settings"
@@ -27,6 +28,7 @@ class Settings:
 
 def render() -> Settings:
     with st.sidebar:
+        gpu_presets.use_fetched_model()
         live = st.radio("Trace source", ["recorded", "live"], horizontal=True, key="sb.source",
                         help="recorded: replay a real run saved in assets/traces (instant). "
                              "live: run the model on the settings below.") == "live"
@@ -46,6 +48,8 @@ def render() -> Settings:
                                 placeholder="http://gpu-box:8765",
                                 help="Live runs go to this `python -m paradec serve` (e.g. a GPU box) instead of "
                                      "running here; empty: this machine. 'embedded' above = the backend's own model.")
+        if live and not backend.strip():  # presets for this process's GPU; a backend has its own
+            gpu_presets.render()
     settings = Settings(model.strip() or "embedded", prompt, float(temperature), float(top_p), int(max_new), int(seed),
                         live, backend.strip())
     st.session_state[KEY] = settings
