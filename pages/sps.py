@@ -35,7 +35,8 @@ def params() -> dict:
     c = st.columns(3)
     return {
         "k": c[0].slider("k (draft length)", 1, 16, 4, key="sps.k"),
-        "draft_length": c[1].selectbox("draft length schedule", ["fixed", "heuristic", "confidence"], key="sps.schedule"),
+        "draft_length": c[1].selectbox("draft length schedule", ["fixed", "heuristic", "confidence"],
+                                       key="sps.draft_length"),
         "threshold": c[2].slider("confidence threshold", 0.0, 1.0, 0.4, 0.05, key="sps.threshold"),
     }
 

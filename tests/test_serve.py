@@ -97,7 +97,8 @@ def test_health_lists_the_model_and_its_queue(start, tiny):
     url, _ = start(2)
     h = get(url + "/health")
     assert h["status"] == "ok" and [m["spec"] for m in h["models"]] == [tiny.name]
-    assert h["models"][0]["device"] == "cpu" and h["queues"][tiny.name] == {"running": False, "waiting": 0, "capacity": 2}
+    assert h["models"][0]["device"] == "cpu"
+    assert h["queues"][tiny.name] == {"running": False, "waiting": 0, "capacity": 2}
     assert get(url + "/queue") == h["queues"]
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from paradec.trace import Trace, TraceError
 
-from . import live, player, sources
+from . import classroom, live, player, sources
 from .replay import Panels, replay
 from .share import share
 from .sidebar import current
@@ -22,12 +22,13 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     if title:
         st.title(title)
     st.markdown(intro)
+    classroom.note()
+    classroom.apply_params(method)  # a classroom link's parameters, before their widgets
     row = st.columns([1.3, 1.5, 1, 3.2], vertical_alignment="center")
     with row[0].popover("How it works", icon=":material/school:"):
         st.markdown(how)
     with row[1].popover("Parameters", icon=":material/tune:"):
-        values = params()
-        draft_spec = draft()
+        values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
     with row[2].popover("Import", icon=":material/upload_file:"):
         import_box(method)
     trace = _source(method, values, draft_spec, row[3])
@@ -35,12 +36,12 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
         return
     st.caption(_describe(trace))
     # Only the replay reruns while playing: a fragment with a timer, set when the page runs.
-    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels), run_every=player.interval(method))()
+    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values), run_every=player.interval(method))()
 
 
-def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None) -> None:
+def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict) -> None:
     figs = replay(trace, ns, k, panels)
-    share(trace, figs, ns)
+    share(trace, figs, ns, params)
 
 
 def _describe(t: Trace) -> str:

@@ -1,12 +1,13 @@
 """Sharing a moment: the trace as JSON, the figures as HTML (PNG: each chart's camera button),
-and a link that opens this page at this step."""
+and a classroom link that opens this page, with these settings, at this step."""
 from __future__ import annotations
-
-from urllib.parse import urlencode
 
 import streamlit as st
 
 from paradec.trace import Trace
+
+from . import classroom
+from .sidebar import current
 
 
 def figures_html(figs: dict, title: str) -> str:
@@ -16,8 +17,8 @@ def figures_html(figs: dict, title: str) -> str:
     return f"<html><head><meta charset='utf-8'><title>{title}</title></head><body>{''.join(parts)}</body></html>"
 
 
-def share(trace: Trace, figs: dict, ns: str) -> None:
-    with st.expander("Share: export this trace, these figures, a link to this step"):
+def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None:
+    with st.expander("Share: export this trace, these figures, a classroom link to this step"):
         c1, c2 = st.columns(2)
         c1.download_button("Trace (JSON)", trace.to_json, f"paradec-{trace.method}.json", "application/json",
                            key=f"{ns}.dl_json", on_click="ignore")
@@ -25,5 +26,9 @@ def share(trace: Trace, figs: dict, ns: str) -> None:
         c2.download_button("Figures of this step (HTML)", lambda: figures_html(figs, f"paradec {trace.method} step {step}"),
                            f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html", on_click="ignore")
         st.caption("PNG: the camera icon at the top right of each chart saves it.")
-        if st.context.url:
-            st.code(f"{st.context.url}?{urlencode(dict(st.query_params))}", language=None)
+        url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"))
+        st.markdown("**Classroom link** (copy it with the icon on the right): every student who opens it gets "
+                    "this page with this prompt, sampling, trace source, parameters and step.")
+        st.code(url, language=None)
+        if not whole:
+            st.caption(f"The prompt is longer than {classroom.MAX_PROMPT} characters: the link leaves it out.")

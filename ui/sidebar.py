@@ -8,9 +8,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from . import gpu_presets
+from . import classroom
 from .presets import CUSTOM, PRESETS
 
 KEY = "_settings"
+LIMITS = {"temperature": (0.0, 1.5), "top_p": (0.05, 1.0), "max_new": (8, 256), "seed": (0, 2**31 - 1)}
 BACKEND_ENV = "PARADEC_BACKEND"  # the Backend URL's default: a front end deployed to drive a GPU box
 
 
@@ -27,6 +29,7 @@ class Settings:
 
 
 def render() -> Settings:
+    classroom.apply_sidebar(PRESETS, CUSTOM, LIMITS)  # a classroom link, before the widgets it fills
     with st.sidebar:
         gpu_presets.use_fetched_model()
         live = st.radio("Trace source", ["recorded", "live"], horizontal=True, key="sb.source",
@@ -38,10 +41,10 @@ def render() -> Settings:
         else:
             prompt = PRESETS[preset]
             st.caption(prompt if len(prompt) < 160 else prompt[:157] + "…")
-        temperature = st.slider("Temperature (0 = greedy)", 0.0, 1.5, 0.0, 0.05, key="sb.temperature")
-        top_p = st.slider("Top-p", 0.05, 1.0, 1.0, 0.05, key="sb.top_p")
-        max_new = st.slider("Max new tokens", 8, 256, 48, 8, key="sb.max_new")
-        seed = st.number_input("Seed", 0, 2**31 - 1, 0, key="sb.seed")
+        temperature = st.slider("Temperature (0 = greedy)", *LIMITS["temperature"], 0.0, 0.05, key="sb.temperature")
+        top_p = st.slider("Top-p", *LIMITS["top_p"], 1.0, 0.05, key="sb.top_p")
+        max_new = st.slider("Max new tokens", *LIMITS["max_new"], 48, 8, key="sb.max_new")
+        seed = st.number_input("Seed", *LIMITS["seed"], 0, key="sb.seed")
         model = st.text_input("Target model", "embedded", key="sb.model",
                               help="'embedded' = the bundled SmolLM2-135M-Instruct; or a Hugging Face id / local folder")
         backend = st.text_input("Backend URL", os.environ.get(BACKEND_ENV, ""), key="sb.backend",

@@ -1,0 +1,97 @@
+"""Classroom links: a teacher's preset (prompt, sampling, trace source, the method's parameters,
+the recorded trace and the step) carried in the URL, so every student who opens the link sees
+the same moment. The link is read once per browser session, before the widgets it fills are
+drawn; afterwards the students' own clicks rule (the step keeps following the URL: ui.player)."""
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
+SOURCES = ("recorded", "live")
+MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs)
+DONE = "classroom.done"  # session state: the parts of the link already applied
+NOTE = "classroom.note"
+
+
+def _once(part: str) -> bool:
+    """True the first time this session asks for `part`."""
+    done = st.session_state.setdefault(DONE, set())
+    first = part not in done
+    done.add(part)
+    return first
+
+
+def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]) -> None:
+    """Fill the sidebar's widgets from the link (values clamped to the widgets' limits)."""
+    if not _once("sidebar"):
+        return
+    q = st.query_params
+    if q.get("prompt", "").strip():
+        preset = next((name for name, text in presets.items() if text == q["prompt"]), None)
+        st.session_state["sb.preset"] = preset or custom
+        if not preset:
+            st.session_state["sb.prompt"] = q["prompt"]
+    for name, kind in SIDEBAR.items():
+        try:
+            value = kind(q[name])
+        except (KeyError, ValueError):
+            continue  # absent or not a number: the widget keeps its default
+        lo, hi = limits[name]
+        st.session_state[f"sb.{name}"] = min(max(lo, value), hi)
+    if q.get("source") in SOURCES:
+        st.session_state["sb.source"] = q["source"]
+    if q.get("model", "").strip():
+        st.session_state["sb.model"] = q["model"]
+
+
+def apply_params(method: str) -> None:
+    """Fill the method's parameter widgets (key "<method>.<parameter>") from the link's JSON."""
+    if not _once(f"params.{method}"):
+        return
+    try:
+        params = json.loads(st.query_params.get("params", "{}"))
+    except json.JSONDecodeError:
+        return
+    if isinstance(params, dict):
+        for name, value in params.items():
+            if isinstance(value, (str, int, float, bool)):
+                st.session_state[f"{method}.{name}"] = value
+        st.session_state[f"classroom.{method}"] = list(params)
+
+
+def guarded(method: str, draw):
+    """draw() the parameter widgets; if the link's values do not fit them (out of range, not an
+    option), drop those values, note it, and draw the page again with the defaults."""
+    try:
+        return draw()
+    except StreamlitAPIException:
+        names = st.session_state.pop(f"classroom.{method}", None)
+        if not names:
+            raise
+        for name in names:
+            st.session_state.pop(f"{method}.{name}", None)
+        st.session_state[NOTE] = f"The link's parameters for {method} do not fit this page: defaults used."
+        st.rerun()
+
+
+def note() -> None:
+    if NOTE in st.session_state:
+        st.warning(st.session_state.pop(NOTE))
+
+
+def link(base: str, settings, params: dict, step: str, trace: str | None) -> tuple[str, bool]:
+    """The classroom link to this page at this step; False when the prompt was too long to carry."""
+    q = {name: getattr(settings, attr) for name, attr in
+         [("temperature", "temperature"), ("top_p", "top_p"), ("max_new", "max_new_tokens"), ("seed", "seed")]}
+    q["source"] = SOURCES[settings.live]
+    fits = len(settings.prompt) <= MAX_PROMPT
+    if fits:
+        q["prompt"] = settings.prompt
+    if settings.model != "embedded":
+        q["model"] = settings.model
+    q.update(params=json.dumps(params, sort_keys=True), step=step, **({"trace": trace} if trace else {}))
+    return f"{base}?{urlencode(q)}", fits
