@@ -8,7 +8,7 @@ from typing import Callable
 
 from .presets import Model
 
-Progress = Callable[[str, float, float], None]  # (what, done, total): bytes or files so far
+Progress = Callable[[str, float, float], None]  # (what, bytes done, bytes expected so far)
 
 
 class HubError(RuntimeError):
@@ -38,14 +38,16 @@ def download(model: Model, progress: Progress | None = None, token: str | None =
 
 
 def progress_class(progress: Progress):
-    """A tqdm class for snapshot_download that also reports every update to `progress`
-    (snapshot_download draws its byte and file counters with the class it is given)."""
+    """A tqdm class for snapshot_download that reports its byte counters' updates to `progress`.
+    snapshot_download draws a file counter with it too; that one is left out, so that a single
+    bar does not jump between a count of files and a count of bytes."""
     from tqdm.auto import tqdm
 
     class Reporting(tqdm):
         def update(self, n=1):
             shown = super().update(n)
-            progress(self.desc or "", float(self.n), float(self.total or 0))
+            if self.unit == "B":
+                progress(self.desc or "", float(self.n), float(self.total or 0))
             return shown
 
     return Reporting

@@ -138,14 +138,16 @@ def test_gated_and_missing_repos_give_one_line(monkeypatch, error, status, messa
     assert str(e.value) == message
 
 
-def test_progress_hook_sees_every_update():
+def test_progress_hook_sees_every_byte_update():
     seen = []
-    bar = hub.progress_class(lambda what, done, total: seen.append((what, done, total)))(
-        total=10, desc="Downloading bytes", disable=False)
-    bar.update(3)
-    bar.update(7)
-    bar.close()
-    assert seen == [("Downloading bytes", 3.0, 10.0), ("Downloading bytes", 10.0, 10.0)]
+    reporting = hub.progress_class(lambda what, done, total: seen.append((what, done, total)))
+    files = reporting(total=4, desc="Fetching 4 files")
+    size = reporting(total=10, desc="Downloading bytes", unit="B")
+    for bar, n in ((size, 3), (files, 1), (size, 7)):
+        bar.update(n)
+    files.close()
+    size.close()
+    assert seen == [("Downloading bytes", 3.0, 10.0), ("Downloading bytes", 10.0, 10.0)]  # bytes only
 
 
 def live_app():
