@@ -29,4 +29,7 @@ COPY --chown=user . .
 RUN /home/user/venv/bin/python -c "from paradec.models import embedded_path; embedded_path()"
 
 EXPOSE 8501
-CMD ["/home/user/venv/bin/streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501"]
+# XSRF protection off: the Space shows the app in an iframe whose browsers drop Streamlit's XSRF
+# cookie, which makes every upload (the trace Import) fail with 403; the app keeps no user data.
+CMD ["/home/user/venv/bin/streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", \
+     "--server.enableXsrfProtection=false"]
