@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from paradec import models, run
-from test_serve import untimed
+from test_app import labels, live_app
+from test_serve import start, tiny, untimed  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = [  # (method, params, draft, prompt, temperature)
@@ -98,3 +99,16 @@ def test_a_backend_run_comes_back_as_a_trace_without_importing_torch():
                            "seed": 0, "params": {"k": 3}, "draft": "self:1"}  # 'embedded': the backend's own model
     assert "waited 1.5 s behind 2 run(s)" in got["texts"][-1]
     assert got["refused"].startswith("cannot reach the backend at http://127.0.0.1:9/run")
+
+
+def test_the_app_runs_live_on_a_backend_and_says_when_it_is_unreachable(start):
+    url, _ = start(2)
+    at = live_app(backend=url, max_new=8)
+    at.switch_page("pages/pld.py").run()
+    at.button(key="pld.run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("tiny-model" in c.value for c in at.caption) and "Play" in labels(at)  # the backend's trace, replayed
+    down = live_app(backend="http://127.0.0.1:9")
+    down.switch_page("pages/ar.py").run()
+    down.button(key="ar.run").click().run()
+    assert not down.exception and any("cannot reach the backend" in e.value for e in down.error)
