@@ -3,7 +3,10 @@ refused with one line, the queue (its position, a full line refused) and concurr
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -13,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import uvicorn
 
-from paradec import models, run, serve
+from paradec import cli, models, run, serve
 from paradec.lanes import Lane, QueueFull
 from paradec.trace import Trace
 
@@ -194,3 +197,25 @@ def test_the_lane_is_first_come_first_served_and_skips_who_left():
     for t in threads:
         t.join(5)
     assert order == ["a", "b"] and lane.status() == {"running": False, "waiting": 0, "capacity": 2}
+
+
+def test_the_command_line_serves_a_model_folder_and_refuses_bad_flags(tiny_dir, capsys):
+    assert cli.main(["serve", "--queue", "-1"]) == 2 and "--queue must be 0 or more" in capsys.readouterr().err
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "paradec", "serve", "--model", str(tiny_dir), "--port", str(port),
+                             "--queue", "0"], env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):
+            try:
+                health = get(f"http://127.0.0.1:{port}/health")
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+                time.sleep(0.1)
+        else:
+            pytest.fail("the service did not answer within a minute")
+        assert [m["spec"] for m in health["models"]] == [str(tiny_dir)]
+        assert health["queues"][str(tiny_dir)]["capacity"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(10)
