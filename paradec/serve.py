@@ -70,7 +70,7 @@ class Service:
 
     def _describe(self, t: Target) -> dict:
         return {"spec": t.spec, "name": t.loaded.name, "device": t.loaded.device, "dtype": t.loaded.dtype,
-                "drafts": [d.name for d in t.drafts.values()]}
+                "drafts": [d.name for d in list(t.drafts.values())]}  # list(): one C call, safe while a run adds one
 
     def run(self, r: RunRequest) -> tuple[Trace, dict]:
         """Validate, wait for the target's turn, decode: (the trace, queue headers)."""
