@@ -7,7 +7,9 @@ import plotly.graph_objects as go
 from ..trace import Trace
 from .style import layout
 
-PALETTE = ["#6b6b6b", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+# one distinct colour per method: the arena races nine, the benchmark shows twelve with the peers
+PALETTE = ["#6b6b6b", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#d62728", "#393b79", "#637939"]
 
 
 def finish_times(trace: Trace) -> list[float]:
