@@ -8,6 +8,7 @@ only the standard library, so recorded traces can be replayed anywhere.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 
 SCHEMA_VERSION = 1
@@ -154,7 +155,7 @@ class Trace:
     def from_dict(cls, d: dict) -> "Trace":
         if not isinstance(d, dict):
             raise TraceError("not a paradec trace: the top level is not a JSON object")
-        if d.get("schema") != SCHEMA_VERSION:
+        if type(d.get("schema")) is not int or d["schema"] != SCHEMA_VERSION:  # type(): true == 1
             raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
         d = dict(d)
         try:
@@ -169,11 +170,12 @@ class Trace:
         if len(text) > MAX_TRACE_BYTES:
             raise TraceError(f"trace file too large (over {MAX_TRACE_BYTES // 2**20} MiB)")
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise TraceError(f"not a JSON trace file: {e}") from None
         except RecursionError:  # json recurses once per nesting level: "[[[[..." exhausts the stack
             raise TraceError("not a JSON trace file: nested too deeply") from None
+        _check_depth(data)
         return cls.from_dict(data)
 
     def save(self, path) -> None:
@@ -205,6 +207,43 @@ def _build(cls, d: dict):
     return cls(**d)
 
 
+# Numbers a trace may hold: what a page can compute with. Python would parse a number of
+# 5,000 digits with a ValueError of its own, NaN and Infinity (not JSON, but Python writes
+# them) would reach the pages' arithmetic, and 1e999 parses as infinity.
+MAX_INT_DIGITS = 19  # 64-bit integers: token ids, counts and seeds all fit
+
+
+MAX_DEPTH = 32  # a real trace nests 8 deep; copying or exporting recurses once per level
+
+
+def _check_depth(data) -> None:
+    """Refuse nesting that json parsed but that would exhaust the stack later (export, asdict)."""
+    todo = [(data, 1)]
+    while todo:
+        value, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise TraceError(f"malformed paradec trace: nested more than {MAX_DEPTH} deep")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        todo.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise TraceError(f"malformed paradec trace: the number {text[:20]}... is too large")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise TraceError(f"malformed paradec trace: the number {text[:20]} is too large")
+    return value
+
+
+def _constant(name: str):
+    raise TraceError(f"malformed paradec trace: {name} is not a number a trace may hold")
+
+
 def _object(cls, d) -> dict:
     if not isinstance(d, dict):
         raise TypeError(f"a {cls.__name__} should be a JSON object, got {type(d).__name__}")
@@ -226,8 +265,14 @@ def _has_type(value, annotation: str) -> bool:
     list items are checked too when their type is a plain one."""
     for option in annotation.split("|"):
         outer, _, inner = option.strip().partition("[")
-        if isinstance(value, _TYPES[outer]):
-            item = _TYPES.get(inner.rstrip("]"), object)
-            if not isinstance(value, list) or all(isinstance(v, item) for v in value):
+        if _is(value, outer):
+            if not isinstance(value, list) or all(_is(v, inner.rstrip("]")) for v in value):
                 return True
     return False
+
+
+def _is(value, name: str) -> bool:
+    """isinstance by annotation name (another name: anything); JSON true is not the number 1."""
+    if isinstance(value, bool) and name in ("int", "float"):
+        return False
+    return isinstance(value, _TYPES.get(name, object))
