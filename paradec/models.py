@@ -178,8 +178,9 @@ def _convert_gguf(src: Path, out: Path) -> None:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         (tmp / "complete").write_text(EMBEDDED_GGUF)
-        shutil.rmtree(out, ignore_errors=True)
-        tmp.rename(out)
+        if not (out / "complete").exists():  # another process may have finished first and be reading it
+            shutil.rmtree(out, ignore_errors=True)  # a half-written copy, never trusted
+            tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

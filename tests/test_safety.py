@@ -1,0 +1,111 @@
+"""Model loading safety: no code runs from downloaded or uploaded files (never
+trust_remote_code, never a plain unpickle), and the converted-model cache is trusted only
+when complete: a missing or half-written one is rebuilt, a failed conversion leaves nothing
+behind. The conversion runs on a tiny model (the GGUF reader is replaced), never the real one."""
+import re
+from pathlib import Path
+
+import pytest
+import transformers
+
+from paradec import models
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(p for d in ("paradec", "ui", "pages", "scripts") for p in (ROOT / d).rglob("*.py")) + [ROOT / "app.py"]
+FORBIDDEN = {
+    r"trust_remote_code\s*=\s*True": "runs the model repository's own Python",
+    r"\bpickle\b|\bdill\b|\bjoblib\b": "unpickling runs code from the file",
+    r"allow_pickle\s*=\s*True": "numpy unpickles object arrays",
+}
+
+
+def _calls(text: str, name: str):
+    """The argument text of every call `name(...)` (parentheses balanced, over lines)."""
+    for m in re.finditer(re.escape(name) + r"\(", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        yield text[m.end() : i - 1]
+
+
+def test_sources_are_found():
+    assert len(SOURCES) > 30 and ROOT / "paradec" / "models.py" in SOURCES
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_code_execution_when_loading(path):
+    text = path.read_text(encoding="utf-8")
+    for pattern, why in FORBIDDEN.items():
+        assert not re.search(pattern, text), f"{path.name}: {pattern} ({why})"
+    for args in _calls(text, "torch.load"):
+        assert re.search(r"weights_only\s*=\s*True", args), f"{path.name}: torch.load({args}) without weights_only=True"
+
+
+@pytest.fixture
+def fake_gguf(monkeypatch, tmp_path, tiny_loaded):
+    """The cache under tmp_path, and the GGUF reader replaced by the tiny model; records calls.
+    A call may be told to fail (a conversion killed half way)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls, fail = [], []
+
+    def model(src, gguf_file=None, **kw):
+        assert gguf_file == models.EMBEDDED_GGUF  # only the conversion's own read is replaced
+        calls.append(src)
+        if fail:
+            raise RuntimeError("killed")
+        return models.tiny_model(vocab_size=len(tiny_loaded.tokenizer))
+
+    def tokenizer(src, gguf_file=None, **kw):
+        assert gguf_file == models.EMBEDDED_GGUF
+        return tiny_loaded.tokenizer
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", model)
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", tokenizer)
+    return calls, fail
+
+
+def _cache() -> Path:
+    return models.cache_dir() / "smollm2-135m-instruct-f32"
+
+
+def test_half_written_cache_is_rebuilt(fake_gguf):
+    calls, _ = fake_gguf
+    half = _cache()
+    half.mkdir(parents=True)
+    (half / "config.json").write_text("{")  # an interrupted save: no completion marker
+    (half / "stale.bin").write_bytes(b"\0" * 10)
+    assert models.embedded_path() == half
+    assert len(calls) == 1
+    assert (half / "complete").exists() and not (half / "stale.bin").exists()
+    assert (half / "model.safetensors").exists() and '"vocab_size"' in (half / "config.json").read_text()
+    models.embedded_path()  # complete now: trusted, not converted again
+    assert len(calls) == 1
+
+
+def test_failed_conversion_leaves_nothing_and_the_next_one_works(fake_gguf):
+    calls, fail = fake_gguf
+    fail.append(True)
+    with pytest.raises(RuntimeError, match="killed"):
+        models.embedded_path()
+    assert not _cache().exists()
+    assert not list(_cache().parent.glob(".convert-*"))  # no temporary folder left either
+    fail.clear()
+    assert (models.embedded_path() / "complete").exists() and len(calls) == 2
+
+
+def test_a_cache_completed_meanwhile_is_kept(fake_gguf, monkeypatch):
+    """Two processes converting at once: the one that finishes second keeps the first's copy
+    (which the first may already be reading) and drops its own."""
+    calls, _ = fake_gguf
+    model = transformers.AutoModelForCausalLM.from_pretrained
+
+    def other_process_finishes_first(src, **kw):
+        _cache().mkdir(parents=True)
+        (_cache() / "complete").write_text("the other process")
+        return model(src, **kw)
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", other_process_finishes_first)
+    path = models.embedded_path()
+    assert (path / "complete").read_text() == "the other process"
+    assert not list(path.parent.glob(".convert-*"))
