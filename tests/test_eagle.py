@@ -56,7 +56,7 @@ def ar_tokens(target):
 
 
 @pytest.mark.parametrize("cls,kw", [
-    (Eagle, {"tree": "cpu10"}), (Eagle, {"tree": "chain4"}), (Eagle2, {}),
+    (Eagle, {"tree": "cpu10"}), (Eagle, {"tree": "chain4"}), (Eagle, {"tree": "[[1, 0, 2], [0]]"}), (Eagle2, {}),
     (Eagle2, {"depth": 6, "top_k": 3, "total_tokens": 20}), (Eagle3, {}), (Eagle3, {"depth": 2, "top_k": 8, "total_tokens": 5}),
 ])
 def test_greedy_equals_ar(target, ar_tokens, tmp_path, cls, kw):
@@ -241,3 +241,10 @@ def test_shipped_heads_on_the_embedded_model(embedded, method):
         got = run(embedded, method, prompt, max_new_tokens=40)
         assert got.token_ids == ar.token_ids
         assert sum(len(s.accepted) for s in got.steps) >= 5
+
+
+def test_static_tree_brings_implied_prefixes(target, tmp_path):
+    """[[1, 0, 2]] alone is the chain rank 1 -> rank 0 -> rank 2: three nodes every step."""
+    drafter = Eagle(target, head=saved(random_head(target, 1), target, tmp_path), tree="[[1, 0, 2]]")
+    _, steps = generate(target, drafter, n=10)
+    assert all([n.parent for n in s.nodes] == [-1, 0, 1] for s in steps[1:] if s.nodes)

@@ -47,11 +47,11 @@ class Eagle(Drafter):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
         tree: a preset name or rank paths as JSON."""
         self.params = {"head": head, "tree": tree}
-        self.paths = _parse_tree(tree)
+        nodes, _ = trees.paths_to_tree(_parse_tree(tree))  # implied prefixes included, parents first
         self.want = {}  # rank path -> the child ranks the tree asks for under it
-        for p in self.paths:
-            self.want.setdefault(tuple(p[:-1]), []).append(p[-1])
-        self.depth = max(map(len, self.paths))
+        for p in nodes:
+            self.want.setdefault(p[:-1], []).append(p[-1])
+        self.depth = max(map(len, nodes))
         self._load(target_model, head)
 
     def _load(self, target_model, spec: str) -> None:
