@@ -168,7 +168,8 @@ def test_page_places_a_recorded_step_beside_the_model():
     at = open_roofline()
     text = " ".join(m.value for m in at.markdown)
     assert "[MODEL]" in text and "[MEASURED]" in text and "[FROM RUN]" in text
-    assert len(at.get("plotly_chart")) == 3 and len(at.dataframe) == 1  # roofline, breakdown, batch sweep
+    # roofline, breakdown, batch sweep, tree attention's reads; the losing runs and the attention share
+    assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 2
     trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
     assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
     assert "roofline time (MODEL, H100 SXM)" in metrics(at)
@@ -194,3 +195,17 @@ def test_page_what_if_and_this_machine(monkeypatch, tmp_path):
     assert not at.exception
     assert at.selectbox(key="roof.hw").value == "This machine (1 thread)"
     assert "roofline time (MODEL, This machine (1 thread))" in metrics(at)
+
+
+def test_page_tree_attention_section():
+    at = open_roofline()
+    assert any("Tree attention" in m.value for m in at.markdown)
+    at.select_slider(key="roof.q_block").set_value(1).run()
+    at.selectbox(key="roof.share_tree").set_value("Medusa mc_sim_7b_63").run()
+    assert not at.exception
+    shares = at.dataframe[-1].value
+    assert list(shares["context"]) == ["512", "4,096", "32,768"]
+    assert list(shares.columns[1:]) == ["per-branch", "naive mask", "DeFT"]
+    pct = {k: [int(v.rstrip("%")) for v in shares[k]] for k in shares.columns[1:]}
+    # a query per block: the 64 rows each reload the context, far more than DeFT's single load
+    assert all(n > d for n, d in zip(pct["naive mask"], pct["DeFT"])) and pct["DeFT"] == sorted(pct["DeFT"])

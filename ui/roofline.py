@@ -1,6 +1,7 @@
 """The roofline page's parts: the chip, model and dtype; a recorded step placed on the
 roofline with its measured and modelled time; the what-if of a speculative step; and the
-recorded runs that lose on this CPU, explained by the same cost model."""
+recorded runs that lose on this CPU, explained by the same cost model; and what the attention
+of a tree verify pass reads, per-branch, with a dense mask and with DeFT."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,11 +10,13 @@ from functools import partial
 
 import streamlit as st
 
-from paradec import roofline, speccost
+from paradec import roofline, speccost, treeattn
 from paradec.plots import roofline as plots
+from paradec.plots import treeattn as tree_plots
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.roofline import HARDWARE, MODELS, Hardware, ModelShape
 from paradec.trace import Trace
+from paradec.tree import MEDUSA_TREES, paths_to_tree
 
 from . import live, sources
 from .style import chart, header
@@ -21,6 +24,11 @@ from .style import chart, header
 MACHINE = "roof.machine"  # session key: this machine's Hardware once probed
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 TREES = [1, 2, 4, 8, 16, 32, 64]
+TREE_TRACES = {"Medusa": "medusa-greedy", "EAGLE-1": "eagle-greedy", "EAGLE-2": "eagle2-greedy",
+               "EAGLE-3": "eagle3-greedy"}
+LONG_CONTEXTS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 131072]
+SHARE_CONTEXTS = [512, 4096, 32768]
+Q_BLOCKS = [1, 16, 64, 128]
 
 
 @dataclass(frozen=True)
@@ -169,3 +177,42 @@ def losing_runs() -> None:
                f"took {speccost.measured(ar, ar)[0].ar:.0f} ms. Measured below 1×: {', '.join(lost) or 'none'}. "
                "Their τ stays under the break-even τ their own measured step costs set: on this CPU a verify "
                "pass over a handful of tokens costs ~1.5 AR steps, so τ = 1.5 only breaks even.")
+
+
+def verify_trees() -> dict[str, list[int]]:
+    """The recorded Medusa and EAGLE verify trees (each trace's largest), then Medusa's own
+    63-node GPU tree, which no CPU trace uses."""
+    found = {name: treeattn.verify_tree(sources.load(sources.TRACE_DIR / f"{stem}.json"))
+             for name, stem in TREE_TRACES.items() if (sources.TRACE_DIR / f"{stem}.json").exists()}
+    return found | {"Medusa mc_sim_7b_63": paths_to_tree(MEDUSA_TREES["mc_sim_7b_63"])[1]}
+
+
+def tree_attention(ch: Choice) -> None:
+    header("Tree attention: what a verify pass reads", MODEL, FROM_RUN)
+    c = st.columns(2)
+    context = c[0].select_slider("Context (cached tokens)", LONG_CONTEXTS, 4096, key="roof.tree_ctx")
+    q_block = c[1].select_slider("Query rows per block (naive mask kernel)", Q_BLOCKS, treeattn.Q_BLOCK,
+                                 key="roof.q_block", help="1: one query per block, as decode kernels take them; "
+                                 "16: the smallest tensor-core tile; 64 and 128: FlashAttention-2's query tiles")
+    trees = verify_trees()
+    chart(tree_plots.reads_figure(ch.model, ch.dtype, trees, context, q_block, ch.batch), "roof.tree_reads")
+    st.markdown("""Every query of a tree verify pass needs the whole context, so how often the context's keys
+and values are loaded decides the attention's cost. Decoding each root-to-leaf branch as its own sequence
+reloads the context once per leaf. A dense kernel with the tree mask streams all keys (masked ones too)
+once per block of query rows: one pass while the tree fits in a block, one more per extra block.
+**DeFT** (Yao et al., ICLR 2025) groups the work by the keys instead of by the queries: the context and
+each tree segment are loaded once, together with every query that needs them, and split evenly so the
+GPU stays busy without reloading anything. The rest of the roofline already assumes this single load.""")
+    share_table(ch, trees[st.selectbox("Tree", list(trees), key="roof.share_tree")], q_block)
+
+
+def share_table(ch: Choice, parents: list[int], q_block: int) -> None:
+    """Attention's KV reads as a share of the pass's bytes, by context: weights dominate short."""
+    m = ch.model.with_dtype(ch.dtype)
+    rows = [{"context": f"{c:,}"} | {k: f"{v:.0%}" for k, v in treeattn.attention_share(
+        m, parents, c, q_block, ch.batch).items()} for c in SHARE_CONTEXTS]
+    st.dataframe(rows, hide_index=True)
+    st.caption(f"Attention's KV reads as a share of every byte the pass moves ({m.name} weights "
+               f"{roofline.weight_bytes(m) / 1e6:,.0f} MB, read once for the batch of {ch.batch}). At short "
+               "context the weights dominate and the method hardly matters; at long context the KV reads "
+               "are most of the pass, and each extra load of the context costs a full pass over it.")
