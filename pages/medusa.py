@@ -45,7 +45,7 @@ def tree_editor() -> str:
     try:
         extra = json.loads(typed) if typed.strip() else []
         extra = [p for p in extra if isinstance(p, list) and p and all(isinstance(r, int) and r >= 0 for r in p)]
-    except (json.JSONDecodeError, TypeError):
+    except (json.JSONDecodeError, TypeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
         st.error("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]")
         extra = []
     options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))

@@ -21,6 +21,10 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise methods.InputError("the prompt is empty")
     if len(prompt) > MAX_PROMPT_CHARS:
         raise methods.InputError(f"the prompt is too long ({len(prompt)} characters, at most {MAX_PROMPT_CHARS})")
+    try:  # lone surrogates: bytes that were not UTF-8 (Python keeps argv's that way); tokenizers fail on them
+        prompt.encode("utf-8")
+    except UnicodeEncodeError:
+        raise methods.InputError("the prompt is not valid text (bytes that are not UTF-8)") from None
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise methods.InputError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}")
     if not 0.0 <= temperature <= 10.0:

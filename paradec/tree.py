@@ -6,6 +6,8 @@ feeds first). A chain is the tree parents = [-1, 0, 1, ...].
 """
 from __future__ import annotations
 
+import json
+
 
 def depths(parents: list[int]) -> list[int]:
     """Depth of each node: 1 for children of the pending token. Parents come before children."""
@@ -66,6 +68,24 @@ def position_offsets(parents: list[int]) -> list[int]:
     return [0] + depths(parents)
 
 
+# The one cap on a draft tree given by the user (Medusa's and EAGLE-1's JSON trees, EAGLE-2's
+# total_tokens): every node is a row of the verify pass and of its attention mask, and
+# Medusa's largest tree for 7B GPUs has 63 nodes.
+MAX_NODES = 256
+
+
+def parse_paths(spec: str) -> list[list[int]]:
+    """A tree typed as JSON rank paths ("[[0], [0, 0], [1]]") -> the paths; ValueError with a
+    one-line message for anything else, a tree over MAX_NODES nodes included."""
+    try:
+        paths = json.loads(spec)
+    except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
+        paths = None
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, list) for p in paths):
+        raise ValueError("a tree is a JSON list of rank paths like [[0], [0, 0], [1]]")
+    paths_to_tree(paths)
+    return paths
+
 
 def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[int]]:
     """A Medusa tree given as paths (`medusa_choices`: each path lists a top-k rank per head,
@@ -75,9 +95,11 @@ def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[i
     first, then by rank, so parents come before children."""
     nodes: set[tuple[int, ...]] = set()
     for path in paths:
-        if not path or any(not isinstance(r, int) or r < 0 for r in path):
-            raise ValueError(f"a tree path is a non-empty list of ranks >= 0, got {path!r}")
+        if not path or len(path) > MAX_NODES or any(type(r) is not int or r < 0 for r in path):  # true is not 1
+            raise ValueError(f"a tree path is a non-empty list of ranks >= 0, got {str(path)[:40]}")
         nodes.update(tuple(path[:d]) for d in range(1, len(path) + 1))
+        if len(nodes) > MAX_NODES:
+            raise ValueError(f"the tree has more than {MAX_NODES} nodes")
     order = sorted(nodes, key=lambda p: (len(p), p))
     index = {p: i for i, p in enumerate(order)}
     return order, [index[p[:-1]] if len(p) > 1 else -1 for p in order]

@@ -54,7 +54,7 @@ def apply_params(method: str) -> None:
         return
     try:
         params = json.loads(st.query_params.get("params", "{}"))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a hand-made link may nest "[[[[..." past the stack
         return
     if isinstance(params, dict):
         for name, value in params.items():

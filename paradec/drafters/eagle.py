@@ -19,7 +19,6 @@ verifier's rejection over siblings, which keeps the target's distribution."""
 from __future__ import annotations
 
 import copy
-import json
 import math
 from pathlib import Path
 
@@ -52,6 +51,7 @@ class Eagle(Drafter):
         for p in nodes:
             self.want.setdefault(p[:-1], []).append(p[-1])
         self.depth = max(map(len, nodes))
+        self.width = 1 + max(p[-1] for p in nodes)  # the top-k a head output must give
         self._load(target_model, head)
 
     def _load(self, target_model, spec: str) -> None:
@@ -70,6 +70,9 @@ class Eagle(Drafter):
         self.head, self.embed = loaded, target_model.get_input_embeddings()
         ids = loaded.vocab_ids
         self.rows = None if loaded.version == 3 else (lm if ids is None else lm.index_select(0, ids))
+        vocab = lm.shape[0] if ids is None else len(ids)
+        if self.width > vocab:
+            raise ValueError(f"the tree asks for rank {self.width - 1} but the head scores only {vocab} tokens")
         self.hidden_layers = (-1,) if loaded.version == 1 else fuse_layers(cfg.num_hidden_layers)
 
     def begin(self, prompt_ids):
@@ -155,10 +158,11 @@ class Eagle2(Eagle):
     def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12):
         """depth: draft steps; top_k: candidates expanded per step and children per candidate;
         total_tokens: candidates kept for the verify pass."""
-        if not (1 <= depth <= 16 and 1 <= top_k <= 16 and 1 <= total_tokens <= 256):
-            raise ValueError("needs 1 <= depth <= 16, 1 <= top_k <= 16 and 1 <= total_tokens <= 256")
+        if not (1 <= depth <= 16 and 1 <= top_k <= 16 and 1 <= total_tokens <= trees.MAX_NODES):
+            raise ValueError(f"needs 1 <= depth <= 16, 1 <= top_k <= 16 and 1 <= total_tokens <= {trees.MAX_NODES}")
         self.params = {"head": head, "depth": depth, "top_k": top_k, "total_tokens": total_tokens}
         self.depth, self.top_k, self.total = depth, top_k, total_tokens
+        self.width = top_k
         self._load(target_model, head)
 
     def _ranks(self, nodes, parent: int) -> list[int]:
@@ -218,10 +222,6 @@ def _parse_tree(spec: str) -> list[list[int]]:
     if spec in TREES:
         return TREES[spec]
     try:
-        paths = json.loads(spec)
-        if not isinstance(paths, list) or not paths:
-            raise ValueError
-        trees.paths_to_tree(paths)
-    except ValueError:
-        raise ValueError(f"tree must be one of {', '.join(TREES)} or a JSON list of rank paths like [[0], [0, 0]]") from None
-    return paths
+        return trees.parse_paths(spec)
+    except ValueError as e:
+        raise ValueError(f"tree must be one of {', '.join(TREES)} or JSON rank paths ({e})") from None

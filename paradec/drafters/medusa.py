@@ -18,7 +18,6 @@ and LOSSY."""
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 
 import torch
@@ -100,13 +99,9 @@ def _parse_tree(spec: str, heads) -> list[list[int]]:
     if spec in TREES:
         return TREES[spec]
     try:
-        paths = json.loads(spec)
-        if not isinstance(paths, list) or not paths:
-            raise ValueError
-        trees.paths_to_tree(paths)
-    except ValueError:
-        raise ValueError(f"tree must be one of {', '.join(TREES)} or a JSON list of paths like [[0], [0, 0]]") from None
-    return paths
+        return trees.parse_paths(spec)
+    except ValueError as e:
+        raise ValueError(f"tree must be one of {', '.join(TREES)} or JSON paths ({e})") from None
 
 
 def _prepare(heads, target_model, depth: int, width: int):
