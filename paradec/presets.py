@@ -76,7 +76,7 @@ PRESETS = (
         Model("Qwen/Qwen2.5-7B-Instruct", "target", 7.62, _kv(28, 4, 128)),
         Model("Qwen/Qwen2.5-0.5B-Instruct", "draft", 0.494, _kv(24, 2, 64)),
     ), ("sps", "pld", "jacobi", "lookahead"),
-        "same tokenizer, but the 7B's embedding is padded to 152,064 rows against the 0.5B's 151,936"),
+        "same tokenizer; the 7B's embedding has 152,064 rows against the 0.5B's 151,936 (padding: q is 0 there)"),
     Preset("Vicuna-7B-v1.3 + Medusa heads + EAGLE head", (
         Model("lmsys/vicuna-7b-v1.3", "target", 6.74, _kv(32, 32, 128), (*TEXT_FILES, "*.bin")),
         Model("FasterDecoding/medusa-vicuna-7b-v1.3", "medusa", 0.739, files=("*.json", "medusa_lm_head.*")),

@@ -38,9 +38,11 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
 
 
 def check_pair(target: Loaded, draft: Loaded) -> None:
-    """A draft must share the target's tokenizer: q and p must speak of the same token ids."""
+    """A draft must share the target's tokenizer: q and p must speak of the same token ids. Its
+    embedding table may be smaller (padding rows differ between sizes of one family), not larger:
+    a draft must never propose an id the target does not have."""
     same = target.tokenizer.get_vocab() == draft.tokenizer.get_vocab()
-    if not same or target.model.config.vocab_size != draft.model.config.vocab_size:
+    if not same or draft.model.config.vocab_size > target.model.config.vocab_size:
         raise methods.InputError(f"draft {draft.name!r} does not share the tokenizer of target {target.name!r}")
 
 

@@ -61,6 +61,13 @@ def residual(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
     return r / total if total > 0 else p
 
 
+def pad_to(q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """q over a draft's smaller embedding table (e.g. Qwen2.5-0.5B's 151,936 rows against the 7B's
+    152,064; same tokenizer, the extra rows are padding) -> q over p's ids: 0 where the draft has
+    no row, so those ids are never proposed and rejection sampling stays exact."""
+    return q if q.shape[-1] == p.shape[-1] else torch.nn.functional.pad(q, (0, p.shape[-1] - q.shape[-1]))
+
+
 def one_hot(token: int, like: torch.Tensor) -> torch.Tensor:
     """The q of a deterministic proposal (prompt lookup, n-gram pools): all mass on one token."""
     q = torch.zeros_like(like)

@@ -12,7 +12,7 @@ import torch
 
 from . import tree
 from .drafters.base import Draft, Verified
-from .sampling import Sampler, one_hot, residual, top_list
+from .sampling import Sampler, one_hot, pad_to, residual, top_list
 from .trace import Node
 
 
@@ -99,7 +99,7 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
         rejected, chosen = False, None
         for c in kids[cur]:
             node, q = nodes[c], draft.q[c] if draft.q else None
-            q = one_hot(node.token, p) if q is None else q
+            q = one_hot(node.token, p) if q is None else pad_to(q, p)
             node.p, node.p_top = round(float(p[node.token]), 6), p_top
             node.q, node.q_top = round(float(q[node.token]), 6), top_list(q)
             if sampler.greedy:

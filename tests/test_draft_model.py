@@ -112,3 +112,20 @@ def test_shipped_draft_on_the_embedded_model(embedded, tmp_path, capfd):
                      "--trace", str(tmp_path / "t.json")])
     assert code == 0, capfd.readouterr().err
     assert "trained draft" in json.loads((tmp_path / "t.json").read_text())["draft_model"]
+
+
+def test_a_draft_with_a_smaller_embedding_table(tiny_loaded):
+    """Same tokenizer, fewer embedding rows (as Qwen2.5-0.5B against the 7B): q is padded with
+    zeros, greedy output equals AR and sampling runs; a larger table is refused."""
+    from paradec.methods import InputError
+    from paradec.models import Loaded, tiny_model
+    from paradec.run import run
+
+    tok, vocab = tiny_loaded.tokenizer, tiny_loaded.model.config.vocab_size
+    small = Loaded(tiny_model(vocab - 16, seed=1), tok, "small", "cpu", "float32")
+    ar = run(tiny_loaded, "ar", "Hi there", max_new_tokens=12)
+    assert run(tiny_loaded, "sps", "Hi there", max_new_tokens=12, draft=small).token_ids == ar.token_ids
+    assert run(tiny_loaded, "sps", "Hi there", max_new_tokens=12, temperature=1.0, draft=small).token_ids
+    big = Loaded(tiny_model(vocab + 16, seed=1), tok, "big", "cpu", "float32")
+    with pytest.raises(InputError, match="does not share"):
+        run(tiny_loaded, "sps", "Hi there", max_new_tokens=4, draft=big)
