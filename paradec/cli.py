@@ -138,8 +138,8 @@ def _run(args) -> int:
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     spec = draft_spec(args, methods.needs_draft_model(args.method))
     target, draft = load_models(args, spec)
-    trace = run(
-        target, args.method, prompt, params, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
+    trace = run(  # the given --set values only: what they leave out is sized for the device
+        target, args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
         args.seed, draft, chat=not args.no_chat,
     )
     if args.trace:

@@ -45,11 +45,12 @@ def lossy(method: str, params: dict) -> str:
     return check_method(method).lossy(params)
 
 
-def parse_params(method: str, pairs: list[str] | dict) -> dict:
-    """KEY=VALUE strings (or a dict) -> typed parameters, defaults filled in."""
+def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None) -> dict:
+    """KEY=VALUE strings (or a dict) -> typed parameters; what they leave out comes from `base`
+    (the device's sizes, see paradec.presets.Profile.params), then the method's defaults."""
     known = defaults(method)
     items = pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]
-    params = dict(known)
+    params = {**known, **{k: v for k, v in (base or {}).items() if k in known}}
     for key, value in items:
         if key not in known:
             choices = ", ".join(known) or "none"

@@ -150,6 +150,9 @@ def dtype_for(info: DeviceInfo) -> str:
     return "bfloat16" if info.bf16 else "float16"
 
 
+CPU_VERIFY = 12  # tokens a CPU verify pass carries at about the cost of a one-token pass
+
+
 def verify_budget(info: DeviceInfo) -> int:
     """How many tokens one verify pass may carry while it costs about as much as a one-token pass."""
     if info.kind == "cuda":
@@ -162,7 +165,7 @@ def verify_budget(info: DeviceInfo) -> int:
         return 16  # not measured: an Apple GPU sits between a CPU and a small CUDA card
     # A CPU runs out of compute sooner: on 2 cores a pass of 4-12 tokens costs ~1.5 one-token
     # passes and one of 16 costs 1.9 (measured, see paradec.tree), so about a dozen.
-    return 12
+    return CPU_VERIFY
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,8 @@ class Profile:
             # acceptance decays geometrically along a chain: past ~6 drafts the extra ones rarely land
             "sps": {"k": 4 if b < 32 else 6},
             "lookahead": {"window": max(5, side), "ngram": ngram, "candidates": max(3, side)},
-            "medusa": {"tree": _largest_tree(b)},
+            # up to a CPU's budget the heads' own tree (sized from costs measured at training) is kept
+            "medusa": {"tree": _largest_tree(b)} if b > CPU_VERIFY else {},
             "eagle2": eagle,
             "eagle3": eagle,
         }

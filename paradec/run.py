@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from . import methods
+from . import methods, presets
 from .engine import decode
 from .models import Loaded, encode_prompt, eos_ids
 from .sampling import Sampler
@@ -50,7 +50,7 @@ def run(
     target: Loaded,
     method: str,
     prompt: str,
-    params: dict | None = None,
+    params: dict | list[str] | None = None,
     max_new_tokens: int = 64,
     temperature: float = 0.0,
     top_p: float = 1.0,
@@ -61,7 +61,8 @@ def run(
     on_step: Callable[[Step], None] | None = None,
 ) -> Trace:
     validate(prompt, max_new_tokens, temperature, top_p, top_k, seed)
-    params = methods.parse_params(method, params or {})
+    sized = presets.device_profile(presets.device_info(target.device)).params(method)
+    params = methods.parse_params(method, params or {}, base=sized)  # given values win over the device's
     if draft is not None:
         check_pair(target, draft)
     drafter = methods.make_drafter(method, params, draft.model if draft else None, target.model)

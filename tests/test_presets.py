@@ -67,11 +67,20 @@ def test_the_profile_follows_the_device():
     # on a CPU the profile is the drafters' own defaults, sized for a dozen tokens a pass
     assert cpu.params("lookahead") == {"window": 5, "ngram": 3, "candidates": 3}
     assert cpu.params("eagle2") == {"depth": 4, "top_k": 4, "total_tokens": 12}
-    assert cpu.params("sps") == {"k": 4} and cpu.params("medusa") == {"tree": "cpu12"}
+    assert cpu.params("sps") == {"k": 4} and cpu.params("medusa") == {}  # the heads' own measured tree
     assert h100.params("lookahead") == {"window": 8, "ngram": 5, "candidates": 8}
     assert h100.params("eagle3") == {"depth": 6, "top_k": 10, "total_tokens": 64}
     assert h100.params("medusa") == {"tree": "mc_sim_7b_63"} and t4.params("medusa") == {"tree": "wide16"}
     assert h100.params("sps") == {"k": 6} and cpu.params("pld") == {}
+
+
+def test_runs_take_their_sizes_from_the_device(tiny_loaded, monkeypatch):
+    """What a run leaves out is sized for its device; what it gives wins."""
+    from paradec.run import run
+
+    monkeypatch.setattr(presets, "device_info", lambda device: H100)  # a test stands in for the GPU
+    assert run(tiny_loaded, "lookahead", "Hi", max_new_tokens=2).params == {"window": 8, "ngram": 5, "candidates": 8}
+    assert run(tiny_loaded, "lookahead", "Hi", ["window=3"], max_new_tokens=2).params["window"] == 3
 
 
 def test_device_info_reads_this_machine_cpu():
