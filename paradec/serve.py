@@ -76,11 +76,11 @@ class Service:
         """Validate, wait for the target's turn, decode: (the trace, queue headers)."""
         target = self._target(r.model)
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, r.top_k, r.seed)
-        params = methods.parse_params(r.method, r.params)  # before queueing: a bad request never waits
+        methods.parse_params(r.method, r.params)  # checked before queueing: a bad request never waits
         draft_spec = self._draft_spec(r, target)
         with target.lane.turn() as turn:
             draft = target.draft(draft_spec) if draft_spec else None
-            trace = run(target.loaded, r.method, r.prompt, params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
+            trace = run(target.loaded, r.method, r.prompt, r.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
                         r.seed, draft, chat=r.chat)
         return trace, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
 
