@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import eagle, sources
+from ui import eagle, sizing, sources
 from ui.page import method_page
 
 TITLE = "EAGLE-1/2/3: drafting at the feature level"
@@ -64,11 +64,12 @@ def version() -> str:
 def params(method: str) -> dict:
     if method == "eagle":
         return {"tree": st.selectbox("Static tree", TREES, key="eagle.tree")}
+    d = sizing.defaults(method, {"depth": 4, "top_k": 4, "total_tokens": 12})
     c = st.columns(3)
     return {
-        "depth": c[0].slider("depth (draft steps)", 1, 8, 4, key=f"{method}.depth"),
-        "top_k": c[1].slider("top_k (expanded per depth)", 1, 8, 4, key=f"{method}.top_k"),
-        "total_tokens": c[2].slider("total_tokens (verified)", 1, 48, 12, key=f"{method}.total_tokens"),
+        "depth": c[0].slider("depth (draft steps)", 1, 12, d["depth"], key=f"{method}.depth"),
+        "top_k": c[1].slider("top_k (expanded per depth)", 1, 16, d["top_k"], key=f"{method}.top_k"),
+        "total_tokens": c[2].slider("total_tokens (verified)", 1, 128, d["total_tokens"], key=f"{method}.total_tokens"),
     }
 
 

@@ -6,6 +6,7 @@ from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.tree import MEDUSA_TREES
 from paradec.trace import Trace
+from ui import sizing
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -39,7 +40,8 @@ HEADS_DEFAULT = "the heads' default"
 def tree_editor() -> str:
     """A preset, then paths removed or added: the tree as JSON ("" = the heads' default)."""
     names = [HEADS_DEFAULT, *MEDUSA_TREES]
-    preset = st.selectbox("Tree preset", names, key="medusa.preset")
+    sized = sizing.defaults("medusa", {}).get("tree", HEADS_DEFAULT)  # a GPU opens on a GPU-sized tree
+    preset = st.selectbox("Tree preset", names, index=names.index(sized), key="medusa.preset")
     base = MEDUSA_TREES.get(preset, [])
     typed = st.text_input("Add paths (JSON, e.g. [[3], [0, 2]])", key="medusa.add", placeholder="[[3], [0, 2]]")
     try:

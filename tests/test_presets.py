@@ -227,3 +227,18 @@ def test_sidebar_shows_a_hub_failure_in_one_line(monkeypatch):
     at.button(key="sb.gpu_fetch").click().run()
     assert [e.value for e in at.error] == ["cannot reach the Hugging Face hub"]
     assert at.text_input(key="sb.model").value == "embedded"
+
+
+def test_page_controls_open_on_the_devices_sizes(monkeypatch):
+    """Replaying: the page's own (this CPU's) values; live: the device profile's where it has one."""
+    from types import SimpleNamespace
+
+    from ui import live, sizing
+
+    cpu = {"depth": 4, "top_k": 4, "total_tokens": 12}
+    monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=False))
+    assert sizing.defaults("eagle3", cpu) == cpu
+    monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=True))
+    monkeypatch.setattr(live, "device_info", lambda: H100)
+    assert sizing.defaults("eagle3", cpu) == {"depth": 6, "top_k": 10, "total_tokens": 64}
+    assert sizing.defaults("medusa", {}) == {"tree": "mc_sim_7b_63"}

@@ -213,6 +213,13 @@ def device_info():
     return presets.device_info(models.pick_device(None))
 
 
+def sized(method: str) -> dict:
+    """The tree and draft sizes this process's device calls for (paradec.presets.Profile.params)."""
+    from paradec import presets
+
+    return presets.device_profile(device_info()).params(method)
+
+
 def fetch(preset, progress=None) -> dict[str, list[str]]:
     """Download a GPU preset's models into the hub cache (progress(text, fraction) as it goes) and
     check that every draft speaks the target's vocabulary. Returns role -> local folders; raises
