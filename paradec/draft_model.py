@@ -21,6 +21,7 @@ from .drafters.subset import VocabSubset
 
 ASSET = Path(__file__).resolve().parents[1] / "assets" / "drafters" / "sps-smollm2"
 WEIGHTS = "model.safetensors"
+STOP = "stop.json"  # the learned draft-length rule fitted on this draft (paradec.train.stop), when there is one
 SUBSET_KEY = "subset_ids"
 
 
@@ -115,4 +116,7 @@ def load(target_model, folder: Path = ASSET) -> SubsetDraft:
     hidden = state["model.norm.weight"].shape[0]
     if hidden != target_model.config.hidden_size:
         raise ValueError(f"the draft at {folder} is {hidden} wide, the target {target_model.config.hidden_size}")
-    return build(target_model, layers, ids, state)
+    draft = build(target_model, layers, ids, state)
+    if (Path(folder) / STOP).is_file():
+        draft.stop_file = Path(folder) / STOP  # what sps's draft_length=learned reads
+    return draft

@@ -1,17 +1,16 @@
 """Speculative sampling with a draft model (Leviathan et al. 2023; Chen et al. 2023).
 
-The draft q proposes a chain of k tokens autoregressively; the verifier accepts each with
-min(1, p/q). The draft length k is fixed, follows the +2/-1 heuristic (grow after a fully
-accepted draft, shrink after a rejection), or stops early when q's confidence drops."""
+The draft q proposes a chain of up to k tokens autoregressively; the verifier accepts each with
+min(1, p/q). How long the chain gets is a rule of paradec.drafters.draft_length: fixed, the
++2/-1 heuristic, a confidence cutoff, or a learned predictor of acceptance."""
 from __future__ import annotations
 
 import torch
 from transformers import DynamicCache
 
+from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
-
-SCHEDULES = ("fixed", "heuristic", "confidence")
-MAX_K = 16  # the heuristic never drafts more than this
+from .draft_length import MAX_K, SCHEDULES
 
 
 class SpeculativeSampling(Drafter):
@@ -26,17 +25,22 @@ class SpeculativeSampling(Drafter):
             raise ValueError("threshold must be between 0 and 1")
         self.model = draft_model  # shared, read-only
         self.params = {"k": k, "draft_length": draft_length, "threshold": threshold}
+        # A trained draft carries the predictor fitted on its own acceptance (paradec.draft_model);
+        # any other draft borrows the shipped one: its features mean the same for every draft.
+        self.predictor = lengths.Predictor.load(getattr(draft_model, "stop_file", None)
+                                                or lengths.SHIPPED) if draft_length == "learned" else None
 
     def begin(self, prompt_ids):
         self.cache = DynamicCache()  # the draft's own cache, for this run only
-        self.k = self.params["k"]
+        self.rule = lengths.make(self.params["draft_length"], self.params["k"], self.params["threshold"],
+                                 self.predictor)
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         cached = self.cache.get_seq_length()
         feed = ctx[cached:]  # committed tokens the draft has not seen yet (>= 1)
-        tokens, qs = [], []
-        for _ in range(self.k):
+        tokens, qs, k = [], [], self.rule.k
+        while True:
             ids = torch.tensor([feed], device=self.model.device)
             logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=1).logits[0, -1]
             q = sampler.probs(logits)
@@ -44,10 +48,13 @@ class SpeculativeSampling(Drafter):
             tokens.append(tok)
             qs.append(q)
             feed = [tok]
-            if self.params["draft_length"] == "confidence" and float(q.max()) < self.params["threshold"]:
+            if not self.rule.continue_after(len(tokens) - 1, q):
                 break
         parents = list(range(-1, len(tokens) - 1))
-        return Draft(tokens=tokens, parents=parents, q=qs, forwards=len(tokens), extras={"k": self.k})
+        extras = {"k": k, "draft_length": len(tokens)}
+        if any(c is not None for c in self.rule.chances):  # what the rule compared with the threshold
+            extras["chance"] = [round(c, 4) for c in self.rule.chances]
+        return Draft(tokens=tokens, parents=parents, q=qs, forwards=len(tokens), extras=extras)
 
     def commit(self, ctx, draft, accepted, verified):
         # The draft cache holds the drafted tokens but the last; keep those that were accepted.
@@ -55,6 +62,4 @@ class SpeculativeSampling(Drafter):
         extra = self.cache.get_seq_length() - valid
         if extra > 0:
             self.cache.crop(-extra)
-        if self.params["draft_length"] == "heuristic":
-            full = len(accepted) == len(draft.tokens)
-            self.k = min(MAX_K, self.k + 2) if full else max(1, self.k - 1)
+        self.rule.update(len(accepted), len(draft.tokens))

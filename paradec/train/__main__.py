@@ -1,5 +1,5 @@
-"""python -m paradec.train data | draft | medusa | eagle: make the self-distillation data for the
-embedded model, then train the drafters that learn from it."""
+"""python -m paradec.train data | draft | medusa | eagle | stop: make the self-distillation data for the
+embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
-from . import draft, eagle, medusa
+from . import draft, eagle, medusa, stop
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -25,6 +25,7 @@ def main(argv=None) -> int:
     draft.add_parser(sub)
     medusa.add_parser(sub)
     eagle.add_parser(sub)
+    stop.add_parser(sub)
     args = p.parse_args(argv)
     if args.command == "medusa":
         return medusa.command(args, argv)
@@ -32,6 +33,8 @@ def main(argv=None) -> int:
         return eagle.command(args, argv)
     if args.command == "draft":
         return draft.command(args, argv)
+    if args.command == "stop":
+        return stop.command(args, argv)
     prompts = training_prompts()
     prompts = prompts[: args.limit] if args.limit else prompts
     target = load(args.model)

@@ -38,14 +38,14 @@ def rows_of(shards: list[dict]) -> list[dict]:
     return rows
 
 
-def split(rows: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(train, held-out) by prompt: one prompt in HELDOUT_EVERY (at least one), in the order
+def split(rows: list[dict], every: int = HELDOUT_EVERY) -> tuple[list[dict], list[dict]]:
+    """(train, held-out) by prompt: one prompt in `every` (at least one), in the order
     of their checksums, so every answer to one prompt falls on the same side."""
     key = {id(r): zlib.crc32(r["tokens"][~r["answer"]].to(torch.int32).numpy().tobytes()) for r in rows}
     prompts = sorted(set(key.values()))
     if len(prompts) < 2:
         raise ValueError("the draft needs data from at least two prompts (one is held out)")
-    held = set(prompts[::HELDOUT_EVERY])
+    held = set(prompts[::every])
     return [r for r in rows if key[id(r)] not in held], [r for r in rows if key[id(r)] in held]
 
 
