@@ -1,6 +1,7 @@
 """One run, start to finish: validate the request, decode, and record a Trace."""
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 
@@ -14,6 +15,13 @@ from .trace import Step, Trace
 
 MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
 MAX_PROMPT_CHARS = 200_000
+OUT_OF_MEMORY = "out of GPU memory: try a smaller tree/total_tokens, fewer new tokens, or a smaller preset"
+
+
+class OutOfMemory(methods.InputError):
+    """The run did not fit in the device's memory: like bad input, one line that tells the user
+    what to shrink (the CLI exits 2, the app shows an error box; the service answers 507).
+    Raised only once the run's memory is given back, so the next run starts clean."""
 
 
 def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float, top_k: int, seed: int = 0) -> None:
@@ -81,14 +89,37 @@ def run(
         device=target.device, dtype=target.dtype,
     )
     t0 = time.perf_counter()
-    for step in decode(target.model, drafter, prompt_ids, max_new_tokens, sampler, gen, eos_ids(target.tokenizer, target.model)):
-        trace.steps.append(step)
-        if on_step:
-            on_step(step)
+    if not _decode_into(trace, target, drafter, sampler, gen, on_step):
+        del drafter  # its own state (a draft model's KV cache, EAGLE's draft tree) goes too
+        free_memory()
+        raise OutOfMemory(OUT_OF_MEMORY)
     trace.wall_s = time.perf_counter() - t0
     trace.text = target.tokenizer.decode(trace.token_ids, skip_special_tokens=True)
     trace.token_text = token_texts(target.tokenizer, trace)
     return trace
+
+
+def _decode_into(trace: Trace, target: Loaded, drafter, sampler: Sampler, gen: torch.Generator, on_step) -> bool:
+    """Decode into trace.steps; False when the device ran out of memory. The error is only noted
+    here, not raised: until its except block ends, its traceback holds the decoder's frame and
+    with it the run's KV cache, which free_memory could then not give back."""
+    eos = eos_ids(target.tokenizer, target.model)
+    try:
+        for step in decode(target.model, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
+            trace.steps.append(step)
+            if on_step:
+                on_step(step)
+    except torch.OutOfMemoryError:  # torch.cuda's is the same class
+        return False
+    return True
+
+
+def free_memory() -> None:
+    """Give a failed run's memory back: reference cycles collected, then the CUDA caching
+    allocator's free blocks returned to the device (other processes and models can use them)."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def token_texts(tokenizer, trace: Trace) -> dict:

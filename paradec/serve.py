@@ -4,7 +4,7 @@ GET /health: status, the loaded models, every model's queue. GET /queue: the que
 POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, params, draft, model, chat}
 -> the trace, in paradec.trace's own JSON (Trace.from_json reads it); the queue position the run
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
-Bad requests get 4xx and {"error": "one line"}.
+Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507.
 
 Targets are loaded once at start-up and shared read-only; each run keeps its own KV cache and
 waits its turn in its target's lane (one run at a time per model, a bounded line behind it).
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from . import methods, models
 from .lanes import Lane, QueueFull
-from .run import run, validate
+from .run import OutOfMemory, run, validate
 from .trace import Trace
 
 MAX_DRAFTS = 4  # drafts kept per target: self:N for every N would fill the memory
@@ -122,6 +122,8 @@ def create_app(service: Service) -> FastAPI:
     def run_endpoint(r: RunRequest) -> Response:  # a plain def: FastAPI runs it in a worker thread
         try:
             trace, headers = service.run(r)
+        except OutOfMemory as e:  # the request was valid, this machine cannot hold it; its memory is freed
+            return _error(507, str(e))
         except (methods.InputError, models.ModelError) as e:
             return _error(400, str(e))
         except QueueFull as e:
