@@ -30,6 +30,13 @@ PAGES = {
     "ar-greedy": ("ar", EXPLAIN, {}, {}),
     "sps-greedy": ("sps", EXPLAIN, {"k": 4}, {}),
     "sps-sampled": ("sps", HAIKU, {"k": 4}, SAMPLED),
+    # The draft-length rules on sps-greedy's prompt. The adaptive ones may reach 8 tokens. learned's
+    # threshold is a chance of being committed: a token pays when that chance beats its cost in AR
+    # steps, ~(3 ms to draft + ~4 ms more verify) / ~90 ms on this CPU (forward_cost.json), so 0.1.
+    "sps-fixed": ("sps", EXPLAIN, {"k": 4, "draft_length": "fixed"}, {}),
+    "sps-heuristic": ("sps", EXPLAIN, {"k": 4, "draft_length": "heuristic"}, {}),
+    "sps-confidence": ("sps", EXPLAIN, {"k": 8, "draft_length": "confidence", "threshold": 0.4}, {}),
+    "sps-learned": ("sps", EXPLAIN, {"k": 8, "draft_length": "learned", "threshold": 0.1}, {}),
     "pld-greedy": ("pld", EDIT, {"k": 8}, {}),
     "pld-sampled": ("pld", EDIT, {"k": 8}, SAMPLED),
     # The code edit repeats its prompt: Jacobi converges a few tokens at once there, and

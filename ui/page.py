@@ -73,7 +73,8 @@ def _recorded(method: str, where) -> Trace | None:
         return None
     names = list(files)
     wanted = st.query_params.get("trace")
-    pick = where.radio("Recorded trace", names, index=names.index(wanted) if wanted in names else 0,
+    first = names.index("greedy") if "greedy" in names else 0  # sps also has a trace per draft-length rule
+    pick = where.radio("Recorded trace", names, index=names.index(wanted) if wanted in names else first,
                     horizontal=True, key=f"{method}.recorded")
     st.query_params["trace"] = pick
     return sources.load(files[pick])
