@@ -1,6 +1,7 @@
 import streamlit as st
 
 from paradec.trace import Trace
+from ui import draft_length
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 
@@ -35,9 +36,10 @@ def params() -> dict:
     c = st.columns(3)
     return {
         "k": c[0].slider("k (draft length)", 1, 16, 4, key="sps.k"),
-        "draft_length": c[1].selectbox("draft length schedule", ["fixed", "heuristic", "confidence"],
-                                       key="sps.draft_length"),
-        "threshold": c[2].slider("confidence threshold", 0.0, 1.0, 0.4, 0.05, key="sps.threshold"),
+        "draft_length": c[1].selectbox("draft length rule", list(draft_length.RULES), key="sps.draft_length"),
+        "threshold": c[2].slider("threshold", 0.0, 1.0, 0.4, 0.05, key="sps.threshold",
+                                 help="confidence: stop below this top probability of q; learned: stop below this "
+                                      "predicted chance that the token is committed"),
     }
 
 
@@ -53,3 +55,4 @@ def analytic_k(trace: Trace) -> int | None:
 
 
 method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k)
+draft_length.compare()

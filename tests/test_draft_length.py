@@ -169,3 +169,50 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path):
     assert drafter.predictor.weights == stop["weights"]
     model, prompt = tiny_loaded.model, [1, 5, 9, 13, 2]
     assert tokens_of(model, drafter, prompt, 16)[0] == tokens_of(model, Drafter(), prompt, 16)[0]
+
+
+def test_the_comparison_figures_on_the_recorded_runs():
+    from paradec.plots import draft_length as plots
+    from ui import sources
+    from ui.draft_length import RULES
+
+    files = sources.recorded("sps")
+    runs = {r: sources.load(files[r]) for r in RULES}
+    assert len({t.prompt for t in runs.values()}) == 1
+    assert set(plots.lengths(runs["fixed"])) == {runs["fixed"].params["k"]}
+    for name, t in runs.items():
+        assert plots.lengths(t) == [len(s.nodes) for s in t.steps]
+    rows = plots.rows(runs)
+    assert [r["rule"] for r in rows] == list(RULES) and all(r["τ"] >= 1 for r in rows)
+    assert len(plots.lengths_figure(runs).data) == 4 and len(plots.time_figure(runs).data) == 2
+    cal = plots.calibration(runs["learned"])
+    assert sum(r["tokens"] for r in cal) == runs["learned"].drafted
+    assert all(0 <= r["predicted"] <= 1 and 0 <= r["committed"] <= 1 for r in cal)
+
+
+def test_calibration_of_a_hand_made_trace():
+    from paradec.plots.draft_length import calibration
+    from paradec.trace import Node, Step, Trace
+
+    def step(chances, accepted):
+        nodes = [Node(token=1, parent=i - 1, depth=i + 1, status="accepted" if i < accepted else "rejected")
+                 for i in range(len(chances))]
+        return Step(index=0, context_len=1, nodes=nodes, accepted=list(range(accepted)), tokens=[1], origins=["target"],
+                    extras={"chance": chances, "draft_length": len(chances)})
+
+    t = Trace(method="sps", params={}, model="", prompt="", prompt_ids=[], sampling={}, max_new_tokens=0,
+              steps=[step([0.9, 0.5], 1), step([0.95, 0.1], 2)])
+    assert calibration(t) == [{"predicted": 0.1, "committed": 1.0, "tokens": 1},
+                              {"predicted": 0.5, "committed": 0.0, "tokens": 1},
+                              {"predicted": 0.925, "committed": 1.0, "tokens": 2}]
+
+
+def test_the_sps_page_shows_the_comparison():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../app.py", default_timeout=60).run()
+    at.switch_page("pages/sps.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("draft" in s.value and "rules" in s.value for s in at.subheader)
+    assert at.selectbox(key="sps.draft_length").options == ["fixed", "heuristic", "confidence", "learned"]
+    assert at.radio(key="sps.recorded").value == "greedy"

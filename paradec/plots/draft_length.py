@@ -1,0 +1,95 @@
+"""Draft-length rules compared: sps runs of the same prompt that differ only in how long each
+step's draft gets (fixed, heuristic, confidence, learned). Pure trace -> figure builders."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from ..trace import Trace
+from .arena import PALETTE, bars_figure, finish_times
+from .style import COLORS, layout
+
+
+def lengths(trace: Trace) -> list[int]:
+    """Tokens drafted per step (what the rule decided); older traces lack the extra, nodes have it."""
+    return [s.extras.get("draft_length", len(s.nodes)) for s in trace.steps]
+
+
+def lengths_figure(traces: dict[str, Trace], height: int = 300) -> go.Figure:
+    """One line per rule: the draft length of each step; hover adds how many were accepted."""
+    fig = go.Figure([
+        go.Scatter(x=list(range(len(t.steps))), y=lengths(t), mode="lines+markers", name=name, line_shape="hv",
+                   marker=dict(size=5), line=dict(color=PALETTE[(k + 1) % len(PALETTE)]),
+                   customdata=[len(s.accepted) for s in t.steps],
+                   hovertemplate=f"{name}<br>step %{{x}}: drafted %{{y}}, accepted %{{customdata}}<extra></extra>")
+        for k, (name, t) in enumerate(traces.items())
+    ])
+    fig.update_xaxes(title="step (one target forward)")
+    fig.update_yaxes(title="tokens drafted", rangemode="tozero", dtick=2)
+    return layout(fig, "draft length per step", height)
+
+
+def per_token_ms(trace: Trace) -> tuple[float, float]:
+    """Measured (draft, verify) milliseconds per committed token."""
+    n = max(1, trace.new_tokens)
+    return sum(s.draft_ms for s in trace.steps) / n, sum(s.verify_ms for s in trace.steps) / n
+
+
+def rows(traces: dict[str, Trace]) -> list[dict]:
+    """One row per rule: what it drafted, what τ that bought, and what the step times measured."""
+    out = []
+    for name, t in traces.items():
+        drafted, (draft, verify) = lengths(t), per_token_ms(t)
+        ends = finish_times(t)
+        out.append({"rule": name, "settings": ", ".join(f"{k}={v}" for k, v in t.params.items()),
+                    "τ": round(t.tau, 2), "acceptance": round(t.acceptance_rate, 2),
+                    "drafted / step": round(sum(drafted) / max(1, len(drafted)), 2),
+                    "draft ms / token": round(draft, 1), "verify ms / token": round(verify, 1),
+                    "tokens / s": round(1e3 * t.new_tokens / ends[-1], 1) if ends and ends[-1] else 0.0})
+    return out
+
+
+def time_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
+    """Measured ms per committed token, split into drafting (the draft model) and verifying (the target)."""
+    names = list(traces)
+    ms = [per_token_ms(traces[m]) for m in names]
+    fig = go.Figure([
+        go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name="draft (draft model)",
+               marker_color=COLORS["resampled"]),
+        go.Bar(y=names, x=[v for _, v in ms], orientation="h", name="verify (target pass)",
+               marker_color=COLORS["bonus"]),
+    ])
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="ms per committed token")
+    fig.update_yaxes(autorange="reversed")
+    return layout(fig, "where the time goes", height)
+
+
+def tau_figure(traces: dict[str, Trace]) -> go.Figure:
+    return bars_figure({m: t.tau for m, t in traces.items()}, "τ: tokens per target forward")
+
+
+def calibration(trace: Trace, bins: int = 5) -> list[dict]:
+    """The learned rule's predicted chance that a drafted token is committed against what happened,
+    by equal-width bins of the prediction (only steps that recorded a chance)."""
+    pairs = [(c, s.nodes[i].status == "accepted") for s in trace.steps
+             for i, c in enumerate(s.extras.get("chance", [])) if i < len(s.nodes)]
+    groups: dict[int, list[tuple[float, bool]]] = {}
+    for c, hit in pairs:
+        groups.setdefault(min(bins - 1, int(c * bins)), []).append((c, hit))
+    return [{"predicted": round(sum(c for c, _ in g) / len(g), 3), "committed": round(sum(h for _, h in g) / len(g), 3),
+             "tokens": len(g)} for _, g in sorted(groups.items())]
+
+
+def calibration_figure(trace: Trace, height: int = 260) -> go.Figure:
+    """Predicted against observed: on the diagonal the predictor's chances mean what they say."""
+    cal = calibration(trace)
+    fig = go.Figure([
+        go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color=COLORS["unreached"]),
+                   name="perfectly calibrated", hoverinfo="skip"),
+        go.Scatter(x=[r["predicted"] for r in cal], y=[r["committed"] for r in cal], mode="markers+text",
+                   marker=dict(size=[6 + min(24, r["tokens"]) for r in cal], color=COLORS["accepted"]),
+                   text=[r["tokens"] for r in cal], textposition="top center", name="drafted tokens (count)"),
+    ])
+    fig.update_xaxes(title="predicted chance of being committed", range=[0, 1.02])
+    fig.update_yaxes(title="share committed", range=[0, 1.1])
+    return layout(fig, "does the predicted chance hold?", height)
