@@ -6,6 +6,7 @@ KV caches, so one loaded model can serve many runs and threads."""
 from __future__ import annotations
 
 import copy
+import gc
 import importlib.util
 import os
 import shutil
@@ -91,8 +92,29 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
         model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False)
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"cannot load model {spec!r}: {_first_line(e)}") from None
-    model.to(device).eval()
-    return Loaded(model, tok, name, device, dtype)
+    if not _moved(model, device):
+        del model  # its weights half on the device: drop them before giving the memory back
+        free_memory()
+        raise ModelError(f"cannot load model {spec!r}: out of memory on {device} (choose a smaller model or preset)")
+    return Loaded(model.eval(), tok, name, device, dtype)
+
+
+def _moved(model, device: str) -> bool:
+    """Move the weights to the device; False when it runs out of memory. The error is only noted:
+    its traceback would keep the half-moved weights alive through free_memory()."""
+    try:
+        model.to(device)
+    except torch.OutOfMemoryError:
+        return False
+    return True
+
+
+def free_memory() -> None:
+    """Give a failed run's or load's memory back: reference cycles collected, then the CUDA caching
+    allocator's free blocks returned to the device (other processes and models can use them)."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 TRAINED = "trained"

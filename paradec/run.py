@@ -1,7 +1,6 @@
 """One run, start to finish: validate the request, decode, and record a Trace."""
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable
 
@@ -9,7 +8,7 @@ import torch
 
 from . import methods, presets
 from .engine import decode
-from .models import Loaded, encode_prompt, eos_ids
+from .models import Loaded, encode_prompt, eos_ids, free_memory
 from .sampling import Sampler
 from .trace import Step, Trace
 
@@ -114,12 +113,6 @@ def _decode_into(trace: Trace, target: Loaded, drafter, sampler: Sampler, gen: t
     return True
 
 
-def free_memory() -> None:
-    """Give a failed run's memory back: reference cycles collected, then the CUDA caching
-    allocator's free blocks returned to the device (other processes and models can use them)."""
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
 
 
 def token_texts(tokenizer, trace: Trace) -> dict:

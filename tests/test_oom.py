@@ -103,3 +103,18 @@ def test_the_service_answers_507_and_then_runs_again(failing, fake_cuda, tiny_lo
         assert service.queues()[loaded.name]["running"] is False  # the turn was given back
         status, body, _ = post(url, REQUEST)
         assert status == 200 and untimed(body) == untimed(alone.to_dict())
+
+
+def test_a_model_too_big_for_the_device_is_one_line(tiny_dir, monkeypatch):
+    """Moving the weights runs out of memory: a one-line ModelError, the memory given back first."""
+    from paradec import models
+
+    def full(self, *a, **k):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    freed = []
+    monkeypatch.setattr(torch.nn.Module, "to", full)  # a test stands in for a full GPU
+    monkeypatch.setattr(models, "free_memory", lambda: freed.append(True))
+    with pytest.raises(models.ModelError, match="out of memory on cpu") as e:
+        models.load(str(tiny_dir), "cpu")
+    assert "\n" not in str(e.value) and freed == [True]
