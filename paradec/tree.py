@@ -74,6 +74,16 @@ def position_offsets(parents: list[int]) -> list[int]:
 MAX_NODES = 256
 
 
+def tree_spec(spec: str, presets: dict[str, list[list[int]]]) -> list[list[int]]:
+    """A preset's name or JSON rank paths -> the paths; ValueError with a one-line message."""
+    if spec in presets:
+        return presets[spec]
+    try:
+        return parse_paths(spec)
+    except ValueError as e:
+        raise ValueError(f"tree must be one of {', '.join(presets)} or JSON rank paths ({e})") from None
+
+
 def parse_paths(spec: str) -> list[list[int]]:
     """A tree typed as JSON rank paths ("[[0], [0, 0], [1]]") -> the paths; ValueError with a
     one-line message for anything else, a tree over MAX_NODES nodes included."""

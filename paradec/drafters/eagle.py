@@ -46,7 +46,7 @@ class Eagle(Drafter):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
         tree: a preset name or rank paths as JSON."""
         self.params = {"head": head, "tree": tree}
-        nodes, _ = trees.paths_to_tree(_parse_tree(tree))  # implied prefixes included, parents first
+        nodes, _ = trees.paths_to_tree(trees.tree_spec(tree, TREES))  # implied prefixes included, parents first
         self.want = {}  # rank path -> the child ranks the tree asks for under it
         for p in nodes:
             self.want.setdefault(p[:-1], []).append(p[-1])
@@ -216,12 +216,3 @@ class _Nodes:
                   "draft_q": [round(math.exp(self.logq[i]), 5) for i in keep]}
         return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],
                      forwards=forwards, extras=extras)
-
-
-def _parse_tree(spec: str) -> list[list[int]]:
-    if spec in TREES:
-        return TREES[spec]
-    try:
-        return trees.parse_paths(spec)
-    except ValueError as e:
-        raise ValueError(f"tree must be one of {', '.join(TREES)} or JSON rank paths ({e})") from None

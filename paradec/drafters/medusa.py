@@ -96,12 +96,7 @@ def _load_heads(spec: str) -> medusa_heads.MedusaHeads:
 def _parse_tree(spec: str, heads) -> list[list[int]]:
     if not spec:
         return heads.tree or TREES["cpu12"]
-    if spec in TREES:
-        return TREES[spec]
-    try:
-        return trees.parse_paths(spec)
-    except ValueError as e:
-        raise ValueError(f"tree must be one of {', '.join(TREES)} or JSON paths ({e})") from None
+    return trees.tree_spec(spec, TREES)
 
 
 def _prepare(heads, target_model, depth: int, width: int):
