@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/lookahead.py", title="Lookahead decoding", icon=":material/manage_search:", url_path="lookahead"),
     st.Page("pages/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
     st.Page("pages/eagle.py", title="EAGLE-1/2/3", icon=":material/flight_takeoff:", url_path="eagle"),
+    st.Page("pages/early_exit.py", title="Early exit", icon=":material/exit_to_app:", url_path="early_exit"),
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
     st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
     st.Page("pages/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),

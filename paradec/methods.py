@@ -6,6 +6,7 @@ import inspect
 
 from .drafters.base import Drafter
 from .drafters.eagle import Eagle, Eagle2, Eagle3
+from .drafters.early_exit import EarlyExit
 from .drafters.jacobi import Jacobi
 from .drafters.lookahead import Lookahead
 from .drafters.medusa import Medusa
@@ -15,9 +16,10 @@ from .drafters.sps import SpeculativeSampling
 METHODS: dict[str, type[Drafter]] = {
     "ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup, "jacobi": Jacobi, "lookahead": Lookahead,
     "medusa": Medusa, "eagle": Eagle, "eagle2": Eagle2, "eagle3": Eagle3,
+    "early_exit": EarlyExit,
 }
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
-TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head)
+TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head, early exit's layers)
 
 
 class InputError(ValueError):

@@ -52,6 +52,8 @@ PAGES = {
     "eagle2-greedy": ("eagle2", EXPLAIN, {}, {}),
     "eagle3-greedy": ("eagle3", EXPLAIN, {}, {}),
     "eagle3-sampled": ("eagle3", HAIKU, {}, SAMPLED),
+    # Early exit with the shipped adapter at layer 2, on the same prompt as sps and EAGLE.
+    "early_exit-greedy": ("early_exit", EXPLAIN, {"k": 4}, {}),
 }
 ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {}, "eagle2": {},
          "eagle3": {}}

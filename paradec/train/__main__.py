@@ -1,4 +1,4 @@
-"""python -m paradec.train data | draft | medusa | eagle | stop: make the self-distillation data for the
+"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop: make the self-distillation data for the
 embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
-from . import draft, eagle, medusa, stop
+from . import draft, eagle, early_exit, medusa, stop
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -25,12 +25,15 @@ def main(argv=None) -> int:
     draft.add_parser(sub)
     medusa.add_parser(sub)
     eagle.add_parser(sub)
+    early_exit.add_parser(sub)
     stop.add_parser(sub)
     args = p.parse_args(argv)
     if args.command == "medusa":
         return medusa.command(args, argv)
     if args.command == "eagle":
         return eagle.command(args, argv)
+    if args.command == "early_exit":
+        return early_exit.command(args, argv)
     if args.command == "draft":
         return draft.command(args, argv)
     if args.command == "stop":

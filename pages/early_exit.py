@@ -1,0 +1,55 @@
+import json
+from pathlib import Path
+
+import streamlit as st
+
+from paradec.plots.style import FROM_RUN
+from ui.page import method_page
+from ui.style import header
+
+# The adapter's training numbers (paradec.train.early_exit writes them next to the weights).
+STATS = Path(__file__).resolve().parents[1] / "assets" / "drafters" / "early-exit-smollm2" / "stats.json"
+ADAPTERS = {"shipped adapter (exit layer 2)": "", "none: the plain early exit": "none"}
+
+INTRO = """**Self-speculative early exit** (Kangaroo, LayerSkip, Draft & Verify) needs no second model: the
+target drafts with its **own first layers** and verifies with all of them. The shallow exit's state
+was never meant for the LM head, so a plain early exit agrees with the full model rarely; Kangaroo puts
+a small trained **adapter** (here one decoder layer) between the exit and the target's final norm and
+LM head. The drafting layers are the target's, shared: only the adapter's weights are new."""
+
+HOW = """1. Run the new tokens through the target's first **exit_layer** layers (its own weights, a KV cache
+   of the drafter's own), then the adapter (or nothing, with `adapter=none`).
+2. The target's final norm and LM head give q (the adapter scores the 4,096 most frequent answer
+   tokens); draw a token, feed it back: a chain of **k** tokens.
+3. One target forward verifies the chain; each token is kept with min(1, p/q), the first rejection
+   is resampled from the residual: **lossless**, as speculative sampling.
+4. The drafter's cache keeps the accepted tokens; the rejected ones are cropped."""
+
+
+def params() -> dict:
+    c = st.columns(3)
+    k = c[0].slider("k (tokens drafted)", 1, 8, 4, key="early_exit.k")
+    adapter = ADAPTERS[c[1].selectbox("adapter", list(ADAPTERS), key="early_exit.adapter")]
+    # The shipped adapter was trained on layer 2's states: other depths run without one.
+    exit_layer = c[2].slider("exit layer", 1, 29, 2, key="early_exit.exit_layer") if adapter == "none" else 2
+    return {"k": k, "exit_layer": exit_layer, "adapter": adapter}
+
+
+def depth_table() -> None:
+    if not STATS.exists():
+        st.info("No trained adapter yet: `python -m paradec.train early_exit` writes its numbers here.")
+        return
+    s = json.loads(STATS.read_text())
+    header("How agreement grows with the exit depth (held-out positions)", FROM_RUN)
+    rows = [{"layers before the exit": f"{d} of {s['layers']}", "adapter": "none", "agreement": a}
+            for d, a in s["plain_exit"].items()]
+    rows.insert(1, {"layers before the exit": f"{s['exit_layer']} of {s['layers']}", "adapter": "trained",
+                    "agreement": s["after"]})
+    st.dataframe(rows, hide_index=True)
+    st.caption(f"Agreement = the exit's top token equals the full model's, over the {s['vocab']} most frequent "
+               f"answer tokens, on {s['heldout_rows']} held-out rows of the self-distillation data "
+               f"(from the adapter's training run, {s['steps']} steps in {s['seconds']} s on {s['device']}).")
+
+
+method_page("early_exit", "Early exit", INTRO, HOW, params)
+depth_table()

@@ -1,0 +1,155 @@
+"""Self-speculative early exit (Kangaroo, LayerSkip, Draft & Verify): the target drafts with
+its own first `exit_layer` decoder layers, then verifies with all of them.
+
+The shallow sub-network is the target's own modules, shared and only read: its embedding,
+layers [0, exit_layer) and rotary embedding run here, one layer at a time, into a KV cache
+this drafter owns. A raw exit state is a poor input for the final norm and LM head (the
+later layers still had work to do), so a small trained adapter (Kangaroo's idea: one Llama
+decoder layer of the target's width) maps it towards the final state first; the target's
+final norm and the LM-head rows of a vocabulary subset then give q. adapter=none skips the
+adapter and reads the full LM head straight from the exit: the plain early exit, which
+agrees with the full model rarely at shallow depths. The chain is verified in one target
+pass with exact rejection sampling on q, as sps: lossless."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+from torch import nn
+from transformers import DynamicCache
+from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+
+from .base import Draft, Drafter
+from .subset import VocabSubset
+
+SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "early-exit-smollm2"
+WEIGHTS = "adapter.safetensors"
+STATS = "stats.json"  # the card's numbers (agreement by exit depth), what the page reads
+SUBSET_KEY = "subset_ids"
+MAX_K = 16
+
+
+class Adapter(nn.Module):
+    """One Llama decoder layer of the target's width, at cache slot `exit_layer` (right after
+    the shared layers, so one cache serves both), and the subset of tokens it scores."""
+
+    def __init__(self, cfg, exit_layer: int, ids: torch.Tensor):
+        super().__init__()
+        self.exit_layer = exit_layer
+        self.layer = LlamaDecoderLayer(cfg, layer_idx=exit_layer)
+        self.register_buffer("ids", ids.long(), persistent=False)
+
+
+def save(adapter: Adapter, folder: Path, metadata: dict) -> Path:
+    """The adapter's layer (float16) and subset ids; the target's weights are never stored."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = {f"layer.{k}": v.detach().cpu().to(torch.float16).contiguous() for k, v in adapter.layer.state_dict().items()}
+    tensors[SUBSET_KEY] = adapter.ids.cpu().to(torch.int32)
+    meta = {"exit_layer": str(adapter.exit_layer), **{k: str(v) for k, v in metadata.items()}}
+    save_file(tensors, str(folder / WEIGHTS), metadata=meta)
+    return folder / WEIGHTS
+
+
+def load(target_model, folder: Path) -> Adapter:
+    """An adapter for this target, on its device and dtype (a fresh module per call: not shared)."""
+    path = Path(folder) / WEIGHTS
+    if not path.exists():
+        raise FileNotFoundError(f"no adapter at {path}: train one with `python -m paradec.train early_exit`")
+    with safe_open(str(path), "pt") as f:
+        exit_layer = int(f.metadata()["exit_layer"])
+        state = {k: f.get_tensor(k) for k in f.keys()}
+    ids = state.pop(SUBSET_KEY)
+    width = state["layer.input_layernorm.weight"].shape[0]
+    if width != target_model.config.hidden_size:
+        raise ValueError(f"the adapter at {folder} is {width} wide, the target {target_model.config.hidden_size}")
+    adapter = Adapter(target_model.config, exit_layer, ids)
+    adapter.load_state_dict(state)
+    dev = target_model.get_output_embeddings().weight
+    return adapter.to(dev.device, dev.dtype).eval()
+
+
+def causal_mask(T: int, S: int, like: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """Additive (B|1, 1, T, S) mask: T new rows after S - T cached ones, each sees what came before
+    it (and `valid` (B, S) keys only, for padded training rows). Additive, not boolean: eager and
+    SDPA attention both take it."""
+    see = torch.ones(T, S, dtype=torch.bool, device=like.device).tril(S - T)[None, None]
+    if valid is not None:
+        see = see & valid[:, None, None, :]
+    return torch.zeros(see.shape, dtype=like.dtype, device=like.device).masked_fill(~see, torch.finfo(like.dtype).min)
+
+
+def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=None) -> torch.Tensor:
+    """h (B, T, H) through decoder layers in order (the target's shared ones, the adapter's own)."""
+    cos_sin = rotary(h, pos)
+    for layer in layers:
+        h = layer(h, attention_mask=mask, position_ids=pos, cache=cache, use_cache=cache is not None,
+                  position_embeddings=cos_sin)
+    return h
+
+
+class EarlyExit(Drafter):
+    name = "early_exit"
+
+    def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = ""):
+        """adapter: a folder ("" = the shipped one, trained at exit layer 2) or "none" (no adapter)."""
+        total = target_model.config.num_hidden_layers
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be between 1 and {MAX_K}")
+        if not 1 <= exit_layer < total:
+            raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")
+        self.params = {"k": k, "exit_layer": exit_layer, "adapter": adapter}
+        base = target_model.model  # shared, read-only: only its modules are called
+        self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm
+        self.layers = list(base.layers[:exit_layer])
+        lm = target_model.get_output_embeddings().weight
+        self.adapter, self.rows, self.subset = None, lm, None
+        if adapter != "none":
+            self.adapter = self._adapter(target_model, adapter, exit_layer)
+            self.layers.append(self.adapter.layer)
+            self.subset = VocabSubset(self.adapter.ids, target_model.config.vocab_size)
+            self.rows = self.subset.head(lm)  # (V', H): q is zero outside the subset, rejection stays exact
+
+    @staticmethod
+    def _adapter(target_model, spec: str, exit_layer: int) -> Adapter:
+        try:
+            adapter = load(target_model, Path(spec) if spec else SHIPPED)
+        except (OSError, KeyError, RuntimeError) as e:
+            raise ValueError(f"cannot load an early-exit adapter from {spec or 'the shipped folder'}: {e}") from None
+        if adapter.exit_layer != exit_layer:
+            raise ValueError(f"this adapter was trained at exit layer {adapter.exit_layer}, not {exit_layer} "
+                             "(use adapter=none for an untrained exit)")
+        return adapter
+
+    def begin(self, prompt_ids):
+        self.cache = DynamicCache()  # this run's keys and values for the exit layers and the adapter
+
+    @torch.inference_mode()
+    def propose(self, ctx, sampler, gen) -> Draft:
+        feed = ctx[self.cache.get_seq_length():]  # committed tokens the draft has not seen yet (>= 1)
+        tokens, qs = [], []
+        for _ in range(self.params["k"]):
+            q = sampler.probs(self._logits(feed))
+            tokens.append(sampler.pick(q, gen))
+            qs.append(q)
+            feed = tokens[-1:]
+        return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)), q=qs, forwards=len(tokens),
+                     extras={"exit_layer": self.params["exit_layer"]})
+
+    def _logits(self, feed: list[int]) -> torch.Tensor:
+        """Full-vocabulary logits at the last of `feed` (-inf outside the adapter's subset)."""
+        dev = self.rows.device
+        start = self.cache.get_seq_length()
+        pos = torch.arange(start, start + len(feed), device=dev)[None]
+        h = self.embed(torch.tensor([feed], device=dev))
+        h = run_layers(self.layers, self.rotary, h, pos, causal_mask(len(feed), start + len(feed), h), self.cache)
+        logits = self.norm(h[0, -1]) @ self.rows.T
+        return logits if self.subset is None else self.subset.expand(logits)
+
+    def commit(self, ctx, draft, accepted, verified):
+        # The cache holds the drafted tokens but the last; keep those that were accepted (as sps).
+        valid = len(ctx) - 1 - len(accepted) + min(len(accepted), len(draft.tokens) - 1)
+        extra = self.cache.get_seq_length() - valid
+        if extra > 0:
+            self.cache.crop(-extra)

@@ -1,0 +1,185 @@
+"""Training the early-exit adapter on self-distillation data (python -m paradec.train early_exit).
+
+The target stays frozen and is not run: the shards hold its state after the exit layer (the
+low third of `fuse`, the input of layer 2) and its final normed state `hidden`. At each position
+the adapter reads the exit state (causal attention over the row, as when drafting) and is trained
+towards the target's soft p at the same position, cross-entropy over the V' most frequent answer
+tokens scored with those rows of the target's LM head.
+
+The card also measures the plain early exit (no adapter: final norm and LM head straight on the
+state after layers 2, L/2 and L-3) from the same stored states: how agreement grows with depth."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+import time
+
+import torch
+
+from ..drafters.early_exit import Adapter, causal_mask, run_layers
+from .selfdistill import frequent_tokens, fuse_layers
+from .eagle import EVAL_EVERY, VAL_EVERY, batch_of, rows_of
+
+
+def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
+    """The target's own layer `exit_layer` (the next one it would run) as the starting point."""
+    adapter = Adapter(target.config, exit_layer, ids)
+    adapter.layer.load_state_dict(target.model.layers[exit_layer].state_dict())
+    return adapter
+
+
+def logits_of(adapter, target, feats: torch.Tensor, valid: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """(B, L, V') adapter logits over the subset, from exit states (B, L, H)."""
+    pos = torch.arange(feats.shape[1], device=feats.device)[None].expand(feats.shape[0], -1)
+    h = run_layers([adapter.layer], target.model.rotary_emb, feats, pos, causal_mask(feats.shape[1], feats.shape[1], feats, valid))
+    return target.model.norm(h) @ rows.T
+
+
+def loss_of(adapter, target, b: dict, rows, prompt_weight: float) -> tuple[torch.Tensor, int, int]:
+    """-> (loss, agreements, counted): soft cross-entropy to the target's p at each valid position."""
+    H = target.config.hidden_size
+    with torch.no_grad():
+        p = torch.softmax(b["final"] @ rows.T, dim=-1)
+    logq = torch.log_softmax(logits_of(adapter, target, b["feats"][..., :H], b["valid"], rows), dim=-1)
+    w = torch.where(b["answer"], 1.0, prompt_weight) * b["valid"]
+    loss = (-(p * logq).sum(-1) * w).sum() / w.sum().clamp(min=1)
+    agree = (logq.argmax(-1) == p.argmax(-1)) & b["valid"]
+    return loss, int(agree.sum()), int(b["valid"].sum())
+
+
+@torch.no_grad()
+def evaluate(adapter, target, held: list[dict], rows) -> float:
+    """Held-out agreement: the adapter's argmax = the target's, over every held-out position."""
+    hits = total = 0
+    gen = torch.Generator().manual_seed(0)
+    for i in range(0, len(held), 4):
+        b = batch_of(held, list(range(i, min(i + 4, len(held)))), 10**6, gen, rows.device)
+        _, a, n = loss_of(adapter.eval(), target, b, rows, 1.0)
+        hits, total = hits + a, total + n
+    return round(hits / max(total, 1), 4)
+
+
+@torch.no_grad()
+def plain_exits(target, held: list[dict], rows) -> dict[int, float]:
+    """Agreement of the untrained early exit (final norm + LM-head rows on the raw state) at the
+    depths the shards store: layers fuse_layers(L), read from the same held-out positions."""
+    H, depths = target.config.hidden_size, fuse_layers(target.config.num_hidden_layers)
+    hits, total = [0] * len(depths), 0
+    for r in held:
+        want = (r["final"].float() @ rows.T).argmax(-1)
+        total += len(want)
+        for j in range(len(depths)):
+            got = (target.model.norm(r["feats"][:, j * H : (j + 1) * H].float()) @ rows.T).argmax(-1)
+            hits[j] += int((got == want).sum())
+    return {d: round(h / max(total, 1), 4) for d, h in zip(depths, hits)}
+
+
+def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch: int = 4, crop: int = 192,
+          lr: float = 5e-4, seed: int = 0, prompt_weight: float = 0.5, log=None):
+    """-> (adapter, facts); the state with the best held-out agreement is kept."""
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    torch.manual_seed(seed)
+    exit_layer = fuse_layers(target.config.num_hidden_layers)[0]
+    rows_, held = rows_of(shards, 3, False), rows_of(shards, 3, True)
+    ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows_]), vocab)
+    device = target.device
+    adapter = init_adapter(target, exit_layer, ids).to(device)
+    for p in target.parameters():  # the training process's own copy of the target: frozen
+        p.requires_grad_(False)
+    rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
+    opt = torch.optim.AdamW(adapter.layer.parameters(), lr=lr, weight_decay=0.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / 20, 0.5 * (1 + math.cos(math.pi * s / steps))))
+    gen = torch.Generator().manual_seed(seed)
+    before = evaluate(adapter, target, held, rows)
+    t0, best, losses = time.perf_counter(), (before, 0, copy.deepcopy(adapter.state_dict())), []
+    for step in range(steps):
+        b = batch_of(rows_, torch.randint(len(rows_), (batch,), generator=gen).tolist(), crop, gen, device)
+        loss, _, _ = loss_of(adapter.train(), target, b, rows, prompt_weight)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(adapter.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if (step + 1) % EVAL_EVERY == 0 or step + 1 == steps:
+            acc = evaluate(adapter, target, held, rows)
+            if acc > best[0]:
+                best = (acc, step + 1, copy.deepcopy(adapter.state_dict()))
+            log(f"early_exit: step {step + 1}/{steps} loss {sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:]):.3f} "
+                f"held-out agreement {acc:.3f} ({time.perf_counter() - t0:.0f} s)")
+    adapter.load_state_dict(best[2])
+    facts = {"exit_layer": exit_layer, "vocab": len(ids), "steps": steps, "kept_step": best[1], "batch": batch,
+             "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows_),
+             "heldout_rows": len(held), "seconds": round(time.perf_counter() - t0),
+             "device": "the CPU" if device.type == "cpu" else str(device), "before": before, "after": best[0],
+             "plain_exit": plain_exits(target, held, rows), "layers": target.config.num_hidden_layers}
+    return adapter.eval(), facts
+
+
+# ---------------------------------------------------------------- the command and its card
+def add_parser(sub) -> None:
+    from ..drafters.early_exit import SHIPPED
+    from ..models import cache_dir
+
+    t = sub.add_parser("early_exit", help="train the early-exit adapter on the self-distillation data (weights + card)")
+    t.add_argument("--data", default=str(cache_dir() / "distill"))
+    t.add_argument("--steps", type=int, default=400)
+    t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
+    t.add_argument("--batch", type=int, default=4, help="rows per step")
+    t.add_argument("--crop", type=int, default=192, help="tokens per row per step")
+    t.add_argument("--lr", type=float, default=5e-4)
+    t.add_argument("--prompt-weight", type=float, default=0.5)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--out", default=str(SHIPPED))
+    t.add_argument("--model", default=None)
+
+
+def command(args, argv) -> int:
+    from pathlib import Path
+
+    from ..drafters.early_exit import STATS, save
+    from ..models import load
+    from .selfdistill import load_shards
+
+    torch.set_num_threads(args.threads)
+    data = Path(args.data).expanduser()
+    manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
+    target = load(args.model, "cpu", "float32")
+    adapter, facts = train(target.model, load_shards(data), args.steps, args.vocab, args.batch, args.crop, args.lr,
+                           args.seed, args.prompt_weight)
+    out = Path(args.out)
+    save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
+    (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
+    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
+    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    print(f"early_exit: held-out agreement {facts['before']} -> {facts['after']} -> {out}", file=sys.stderr)
+    return 0
+
+
+def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> str:
+    rows = [f"| {d} of {facts['layers']} | {a:.3f} |" for d, a in facts["plain_exit"].items()]
+    lines = [f"# Early-exit adapter for {target}", "",
+             f"One Llama decoder layer of the target's width, run after the target's own first {facts['exit_layer']} "
+             f"layers; then the target's final norm and its LM-head rows for the {facts['vocab']} most frequent answer "
+             "tokens (not stored). Weights float16, safetensors; the numbers below are also in stats.json.", "",
+             "## Training",
+             f"- command: `{command}`",
+             f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows, "
+             f"{facts['heldout_rows']} held out (every {VAL_EVERY}th)",
+             f"- input: the target's state after layer {facts['exit_layer']} at each position (causal attention over the "
+             "row); target: the target's soft p at the same position over V' (cross-entropy); answer positions weight 1, "
+             f"prompt positions {facts['prompt_weight']}",
+             f"- init: the target's layer {facts['exit_layer']} (the next one it would run)",
+             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
+             f"(warm-up, cosine), seed {facts['seed']}; kept step {facts['kept_step']} (best held-out agreement)",
+             f"- time: {facts['seconds']} s on {facts['device']}", "",
+             "## Held-out agreement (draft argmax = target argmax over V', every held-out position)",
+             f"- with the adapter at exit layer {facts['exit_layer']}: {facts['before']:.3f} before training "
+             f"(the target's next layer, then straight to the head), {facts['after']:.3f} after", "",
+             "## The plain early exit (no adapter: final norm and LM-head rows on the raw state)",
+             "| layers before the exit | agreement |", "|---|---|", *rows]
+    return "\n".join(lines) + "\n"
