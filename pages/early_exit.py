@@ -40,14 +40,14 @@ def depth_table() -> None:
         st.info("No trained adapter yet: `python -m paradec.train early_exit` writes its numbers here.")
         return
     s = json.loads(STATS.read_text())
-    header("How agreement grows with the exit depth (held-out positions)", FROM_RUN)
+    header("How agreement grows with the exit depth (held-out answer positions)", FROM_RUN)
     rows = [{"layers before the exit": f"{d} of {s['layers']}", "adapter": "none", "agreement": a}
             for d, a in s["plain_exit"].items()]
     rows.insert(1, {"layers before the exit": f"{s['exit_layer']} of {s['layers']}", "adapter": "trained",
                     "agreement": s["after"]})
     st.dataframe(rows, hide_index=True)
     st.caption(f"Agreement = the exit's top token equals the full model's, over the {s['vocab']} most frequent "
-               f"answer tokens, on {s['heldout_rows']} held-out rows of the self-distillation data "
+               f"answer tokens, at the answer positions of {s['heldout_rows']} held-out rows of the self-distillation data "
                f"(from the adapter's training run, {s['steps']} steps in {s['seconds']} s on {s['device']}).")
 
 

@@ -38,20 +38,23 @@ def logits_of(adapter, target, feats: torch.Tensor, valid: torch.Tensor, rows: t
 
 
 def loss_of(adapter, target, b: dict, rows, prompt_weight: float) -> tuple[torch.Tensor, int, int]:
-    """-> (loss, agreements, counted): soft cross-entropy to the target's p at each valid position."""
+    """-> (loss, agreements, counted): soft cross-entropy to the target's p at each valid position;
+    agreement is counted on answer positions only (the chat template around a prompt is easy to
+    guess and would flatter the number; the drafter's work is the answer)."""
     H = target.config.hidden_size
     with torch.no_grad():
         p = torch.softmax(b["final"] @ rows.T, dim=-1)
     logq = torch.log_softmax(logits_of(adapter, target, b["feats"][..., :H], b["valid"], rows), dim=-1)
     w = torch.where(b["answer"], 1.0, prompt_weight) * b["valid"]
     loss = (-(p * logq).sum(-1) * w).sum() / w.sum().clamp(min=1)
-    agree = (logq.argmax(-1) == p.argmax(-1)) & b["valid"]
-    return loss, int(agree.sum()), int(b["valid"].sum())
+    counted = b["valid"] & b["answer"]
+    agree = (logq.argmax(-1) == p.argmax(-1)) & counted
+    return loss, int(agree.sum()), int(counted.sum())
 
 
 @torch.no_grad()
 def evaluate(adapter, target, held: list[dict], rows) -> float:
-    """Held-out agreement: the adapter's argmax = the target's, over every held-out position."""
+    """Held-out agreement: the adapter's argmax = the target's, over the held-out answer positions."""
     hits = total = 0
     gen = torch.Generator().manual_seed(0)
     for i in range(0, len(held), 4):
@@ -64,14 +67,15 @@ def evaluate(adapter, target, held: list[dict], rows) -> float:
 @torch.no_grad()
 def plain_exits(target, held: list[dict], rows) -> dict[int, float]:
     """Agreement of the untrained early exit (final norm + LM-head rows on the raw state) at the
-    depths the shards store: layers fuse_layers(L), read from the same held-out positions."""
+    depths the shards store: layers fuse_layers(L), read at the same held-out answer positions."""
     H, depths = target.config.hidden_size, fuse_layers(target.config.num_hidden_layers)
     hits, total = [0] * len(depths), 0
     for r in held:
-        want = (r["final"].float() @ rows.T).argmax(-1)
+        a = r["answer"]
+        want = (r["final"][a].float() @ rows.T).argmax(-1)
         total += len(want)
         for j in range(len(depths)):
-            got = (target.model.norm(r["feats"][:, j * H : (j + 1) * H].float()) @ rows.T).argmax(-1)
+            got = (target.model.norm(r["feats"][a, j * H : (j + 1) * H].float()) @ rows.T).argmax(-1)
             hits[j] += int((got == want).sum())
     return {d: round(h / max(total, 1), 4) for d, h in zip(depths, hits)}
 
@@ -177,7 +181,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
              f"(warm-up, cosine), seed {facts['seed']}; kept step {facts['kept_step']} (best held-out agreement)",
              f"- time: {facts['seconds']} s on {facts['device']}", "",
-             "## Held-out agreement (draft argmax = target argmax over V', every held-out position)",
+             "## Held-out agreement (draft argmax = target argmax over V', on the held-out rows' answer positions)",
              f"- with the adapter at exit layer {facts['exit_layer']}: {facts['before']:.3f} before training "
              f"(the target's next layer, then straight to the head), {facts['after']:.3f} after", "",
              "## The plain early exit (no adapter: final norm and LM-head rows on the raw state)",
