@@ -123,6 +123,9 @@ PARAMS = {
                                      "total_tokens": st.integers(1, 30)}),
 }
 PARAMS["eagle3"] = PARAMS["eagle2"]
+# The tiny target has 2 layers: exit after the first, without an adapter (the trained one is tested in
+# tests/test_early_exit.py).
+PARAMS["early_exit"] = st.fixed_dictionaries({"k": st.integers(1, 8), "exit_layer": st.just(1), "adapter": st.just("none")})
 
 
 def test_every_method_is_fuzzed():
