@@ -9,7 +9,8 @@ from paradec.trace import TraceError
 from ui import sources
 
 APP = "../app.py"
-METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py"]
+METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py",
+                "pages/early_exit.py"]
 
 
 def open_page(page: str, **query) -> AppTest:
