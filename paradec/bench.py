@@ -6,6 +6,7 @@ as in greedy decoding, every method produces the same tokens)."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -55,16 +56,27 @@ def _first_per_category(rows: list[dict], n: int) -> list[dict]:
     return kept
 
 
+def variants(spec: str) -> dict[str, tuple[str, list[str]]]:
+    """--methods "pld,sps[draft_length=learned;k=8]" -> label -> (method, its KEY=VALUE pairs),
+    AR first: one method can run under several settings in the same run, each its own row."""
+    out = {"ar": ("ar", [])}
+    for label in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", spec):
+        label = label.strip()
+        method, _, rest = label.partition("[")
+        pairs = [p for p in rest.rstrip("]").split(";") if p.strip()]
+        methods.parse_params(method.strip(), pairs)  # unknown method or parameter: fail before loading
+        out.setdefault(label, (method.strip(), pairs))
+    return out
+
+
 def bench_command(args) -> int:
-    names = ["ar"] + [m for m in args.methods.split(",") if m and m != "ar"]
-    for name in names:
-        methods.check_method(name)
+    names = variants(args.methods)
     if args.repeats < 1:
         raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
-    spec = draft_spec(args, any(methods.needs_draft_model(m) for m in names))
+    spec = draft_spec(args, any(methods.needs_draft_model(m) for m, _ in names.values()))
     peers = _peer_names(args, spec)
     target, draft = load_models(args, spec)
     report = bench(target, draft, names, peers, rows, args)
@@ -96,9 +108,9 @@ def bench(target, draft, names, peers, rows, args) -> dict:
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
         for _ in range(args.repeats):
-            for name in names:
-                d = draft if methods.needs_draft_model(name) else None
-                t = run(target, name, row["prompt"], draft=d, **settings)
+            for name, (method, pairs) in names.items():
+                d = draft if methods.needs_draft_model(method) else None
+                t = run(target, method, row["prompt"], pairs, draft=d, **settings)
                 runs[name].append((row, _record(t)))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))

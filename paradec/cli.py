@@ -43,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", help="write the trace JSON here")
     _sampling_args(r)
     b = sub.add_parser("bench", help="every method against AR on a prompt file, in one process")
-    b.add_argument("--methods", required=True, help="comma-separated, e.g. pld,sps")
+    b.add_argument("--methods", required=True,
+                   help="comma-separated, e.g. pld,sps; a method with settings of its own: sps[draft_length=learned;k=8]")
     b.add_argument("--prompts", required=True, help="JSONL: prompt (or Spec-Bench turns), optional id, category")
     b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     b.add_argument("--per-category", type=int, default=0, help="use the first N prompts of each category (0 = all)")

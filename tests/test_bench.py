@@ -137,3 +137,14 @@ def test_page_small_live_run_on_the_tiny_model(monkeypatch, tmp_path, tiny_dir):
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert at.selectbox(key="bench.file").value == "live run (this session)"
     assert len(at.get("plotly_chart")) == 4 and str(tiny_dir) in " ".join(c.value for c in at.caption)
+
+
+def test_one_method_under_several_settings_is_one_row_each():
+    from paradec.bench import variants
+    from paradec.methods import InputError
+
+    got = variants("pld,sps[draft_length=learned;k=8],sps,lookahead[window=3]")
+    assert got == {"ar": ("ar", []), "pld": ("pld", []), "sps[draft_length=learned;k=8]": ("sps", ["draft_length=learned", "k=8"]),
+                   "sps": ("sps", []), "lookahead[window=3]": ("lookahead", ["window=3"])}
+    with pytest.raises(InputError, match="unknown parameter"):
+        variants("sps[nope=1]")

@@ -188,6 +188,7 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
     from argparse import Namespace
 
     from paradec.bench import bench as run_bench
+    from paradec.bench import variants
 
     if s.backend:
         raise remote.BackendError("the small benchmark runs in this process: clear Backend URL in the sidebar")
@@ -200,7 +201,7 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
                          seed=s.seed, no_chat=False, repeats=1, prompts="the app's preset prompts", split="all",
                          categories="", per_category=0, limit=0)
         with _lane(s.model, device, dtype).turn():
-            hit = run_bench(_target(s.model, device, dtype), None, ["ar", *BENCH_METHODS], [], rows, args)
+            hit = run_bench(_target(s.model, device, dtype), None, variants(",".join(BENCH_METHODS)), [], rows, args)
         _keep(k, hit)
     return hit
 
