@@ -64,10 +64,12 @@ def aggregate(runs: dict, rows: list[dict], header: dict) -> dict:
 def format_report(report: dict) -> str:
     lines = [f"model {report['model']}  draft {report['draft']}  prompts {report['prompts']}  "
              f"max_new_tokens {report['max_new_tokens']}  device {report['machine']['device']}",
-             f"{'method':<18}{'speedup':>9}{'tau':>7}{'accept':>8}{'tok/s':>8}{'identical':>11}"]
+             ""]
+    w = max(18, *(len(n) + 2 for n in report["methods"]))  # a method with settings has a long label
+    lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'accept':>8}{'tok/s':>8}{'identical':>11}"
     for name, m in report["methods"].items():
         tau = f"{m['tau']:.2f}" if m["tau"] is not None else "-"
-        lines.append(f"{name:<18}{m['speedup']:>8.2f}x{tau:>7}{m['acceptance_rate']:>8.2f}"
+        lines.append(f"{name:<{w}}{m['speedup']:>8.2f}x{tau:>7}{m['acceptance_rate']:>8.2f}"
                      f"{m['tokens_per_s']:>8.1f}{m['identical_runs']:>6}/{m['runs']}")
     return "\n".join(lines)
 
