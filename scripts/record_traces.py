@@ -56,7 +56,7 @@ PAGES = {
     "early_exit-greedy": ("early_exit", EXPLAIN, {"k": 4}, {}),
 }
 ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {}, "eagle2": {},
-         "eagle3": {}}
+         "eagle3": {}, "early_exit": {}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 

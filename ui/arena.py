@@ -15,7 +15,7 @@ from .style import chart, header
 
 # method -> the draft model it needs
 METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
-           "eagle": None, "eagle2": None, "eagle3": None}
+           "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None}
 
 
 def traces() -> dict[str, Trace]:
