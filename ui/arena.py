@@ -13,6 +13,7 @@ from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
 
+PER_ROW = 5  # token streams side by side
 # method -> the draft model it needs
 METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
            "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None}
@@ -52,11 +53,12 @@ def show(runs: dict[str, Trace]) -> None:
     t = next(iter(runs.values()))
     st.caption(f"Prompt: “{t.prompt[:100]}” · {t.model} · temperature {t.sampling.get('temperature')} · "
                f"{t.device}/{t.dtype} · all runs in one process, one after the other")
-    cols = st.columns(len(runs))
-    for col, (m, tr) in zip(cols, runs.items()):
-        with col:
-            st.markdown(f"**{m}** {badge(tr, ar)}")
-            st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
+    items = list(runs.items())
+    for start in range(0, len(items), PER_ROW):  # rows of five: ten narrow columns wrap every word
+        for col, (m, tr) in zip(st.columns(PER_ROW), items[start : start + PER_ROW]):
+            with col:
+                st.markdown(f"**{m}** {badge(tr, ar)}")
+                st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
     header("Race replay in sync", MEASURED)
     chart(plots.race_figure(runs), "arena.race")
     c1, c2, c3 = st.columns(3)
