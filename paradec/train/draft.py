@@ -12,7 +12,6 @@ Rows are stripped of their left padding and right-padded in batches, so position
 start at 0 on each row's first real token and causal attention never sees a pad."""
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -24,7 +23,7 @@ import torch
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import cache_dir, load
 from ..speccost import chain_tau
-from .selfdistill import frequent_tokens, load_shards
+from .selfdistill import command_line, frequent_tokens, load_shards, published, read_manifest
 
 HELDOUT_EVERY = 10
 
@@ -191,14 +190,14 @@ def command(args, argv) -> int:
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
     shards = load_shards(data)
-    manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
+    manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,
                          args.prompt_weight)
     out = Path(args.out)
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})
-    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
-    shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
+    cmd = command_line(argv)
+    shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}", file=sys.stderr)
     return 0

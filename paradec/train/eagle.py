@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
-from .selfdistill import frequent_tokens
+from .selfdistill import command_line, frequent_tokens, published, read_manifest
 
 VAL_EVERY = 10  # every 10th row is kept out: the held-out agreement
 EVAL_EVERY = 50
@@ -197,7 +197,6 @@ def add_parser(sub) -> None:
 
 
 def command(args, argv) -> int:
-    import json
     from pathlib import Path
 
     from ..drafters import eagle_head
@@ -207,14 +206,14 @@ def command(args, argv) -> int:
 
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
-    manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
+    manifest = read_manifest(data)
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
     head, facts = train(target.model, load_shards(data), args.version, args.steps, args.vocab, args.ttt, args.batch,
                         args.crop, args.lr, args.seed, args.prompt_weight)
     out = Path(args.out or SHIPPED[args.version])
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
-    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
-    shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
+    cmd = command_line(argv)
+    shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
     print(f"eagle{args.version}: held-out agreement {facts['after']} -> {out}", file=sys.stderr)
     return 0

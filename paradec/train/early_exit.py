@@ -19,7 +19,7 @@ import time
 import torch
 
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
-from .selfdistill import frequent_tokens, fuse_layers
+from .selfdistill import command_line, frequent_tokens, fuse_layers, published, read_manifest
 from .eagle import EVAL_EVERY, VAL_EVERY, batch_of, rows_of
 
 
@@ -150,15 +150,15 @@ def command(args, argv) -> int:
 
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
-    manifest = json.loads((data / "manifest.json").read_text()) if (data / "manifest.json").exists() else {}
+    manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     adapter, facts = train(target.model, load_shards(data), args.steps, args.vocab, args.batch, args.crop, args.lr,
                            args.seed, args.prompt_weight)
     out = Path(args.out)
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
     (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
-    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
-    shown = str(data).replace(str(Path.home()), "~")  # the card is published: no local home folder
+    cmd = command_line(argv)
+    shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
     print(f"early_exit: held-out agreement {facts['before']} -> {facts['after']} -> {out}", file=sys.stderr)
     return 0

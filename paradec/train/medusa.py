@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ..drafters.medusa_heads import MedusaHeads
-from .selfdistill import frequent_tokens
+from .selfdistill import command_line, frequent_tokens
 
 VAL_EVERY = 10  # every 10th sequence is kept out of training, for the accuracies
 TOP = 10  # ranks measured per head
@@ -273,7 +273,7 @@ def command(args, argv) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     save(heads, out / OURS)
-    cmd = "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
+    cmd = command_line(argv)
     (out / "card.md").write_text(card(stats, table, paths, args, target.name, seconds, cmd))
     (out / "stats.json").write_text(json.dumps({**stats, "tree_sizes": table, "seconds": round(seconds, 1)}, indent=1))
     print(f"medusa: {args.heads} heads, top-1 {[a[0] for a in stats['accuracy']]}, tree of {len(paths)} -> {out}",

@@ -118,6 +118,22 @@ def frequent_tokens(tokens: torch.Tensor, size: int) -> torch.Tensor:
     return ids[torch.argsort(counts, descending=True, stable=True)][:size].long()
 
 
+def read_manifest(data: Path) -> dict:
+    """How the shards in data were made (prompts, samples, seed); {} when there is no manifest."""
+    path = Path(data) / "manifest.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def published(path: Path) -> str:
+    """A local path as a model card shows it: the card is published, so no home folder in it."""
+    return str(path).replace(str(Path.home()), "~")
+
+
+def command_line(argv) -> str:
+    """The training command as typed, for the model card."""
+    return "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
 def load_shards(folder: Path) -> list[dict]:
     shards = sorted(folder.glob("shard-*.safetensors"))
     if not shards:

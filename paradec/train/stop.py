@@ -22,7 +22,7 @@ import torch
 from ..drafters.draft_length import FEATURES, MAX_K, features
 from ..models import cache_dir, load, load_draft
 from .draft import rows_of, split
-from .selfdistill import load_shards
+from .selfdistill import command_line, load_shards, published
 
 
 @torch.no_grad()
@@ -130,9 +130,9 @@ def command(args, argv) -> int:
     draft = load_draft(args.draft, target).model.eval()
     data = Path(args.data).expanduser()
     stop = train(draft, target.model.get_output_embeddings().weight.detach(), load_shards(data), args.l2)
-    stop["trained"] |= {"command": "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv),
+    stop["trained"] |= {"command": command_line(argv),
                         "target": target.name, "draft": args.draft,
-                        "data": str(data).replace(str(Path.home()), "~")}  # published: no local home folder
+                        "data": published(data)}
     out = Path(args.out or args.draft.partition(":")[2] or ASSET)
     out.mkdir(parents=True, exist_ok=True)
     (out / STOP).write_text(json.dumps(stop, indent=1, ensure_ascii=False) + "\n")
