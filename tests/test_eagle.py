@@ -105,7 +105,8 @@ class FixedScores(Eagle2):
 
     def add(self, nodes, parent):
         d = 0 if parent < 0 else nodes.depth[parent]
-        return [nodes.add(10 * d + r, parent, r, float(torch.tensor(self.probs[d][r]).log())) for r in self._ranks(nodes, parent)]
+        q = torch.tensor(self.probs[d]).log()
+        return [nodes.add(10 * d + r, parent, r, float(q[r]), q) for r in self._ranks(nodes, parent)]
 
 
 def test_dynamic_tree_expands_by_confidence_then_reranks():

@@ -6,7 +6,7 @@ update(accepted, drafted) after the verify pass. k is the most tokens a step dra
 
 - fixed: always k tokens.
 - heuristic: k grows by 2 after a fully accepted draft and shrinks by 1 after a rejection
-  (between 1 and MAX_K), the schedule Hugging Face's assisted generation uses.
+  (between 1 and MAX_K, or a static tree's depth), the schedule Hugging Face's assisted generation uses.
 - confidence: stop once the draft's top probability falls below the threshold.
 - learned: a logistic regression on what the drafter sees (q's top probability, the margin to
   the second, q's entropy, the position) predicts the chance that the target accepts the token
@@ -15,7 +15,12 @@ update(accepted, drafted) after the verify pass. k is the most tokens a step dra
   (SpecDec++'s stopping rule, with a smaller predictor). Trained by `python -m paradec.train stop`.
 
 Each rule keeps `chances`: per drafted token of the current step, the number it compared
-with the threshold (None where it compares none), so traces can show why a draft stopped."""
+with the threshold (None where it compares none), so traces can show why a draft stopped.
+
+Who asks. Chain drafters ask after each token (early_exit drafts with `chain`). Tree drafters ask along one
+path, the most likely branch, with `reach`: EAGLE-2/3 before growing each depth (position =
+depth - 1), EAGLE-1 to cut its static tree, Medusa to keep the first depths of its heads'
+tree. Their k counts depths, and `most` caps what the heuristic grows to (a static tree's depth)."""
 from __future__ import annotations
 
 import json
@@ -64,8 +69,8 @@ class Predictor:
 class Fixed:
     name = "fixed"
 
-    def __init__(self, k: int, threshold: float = 0.0, predictor: Predictor | None = None):
-        self.k, self.threshold, self.predictor = k, threshold, predictor
+    def __init__(self, k: int, threshold: float = 0.0, predictor: Predictor | None = None, most: int = MAX_K):
+        self.k, self.threshold, self.predictor, self.most = k, threshold, predictor, most
         self.chances: list[float | None] = []
 
     def continue_after(self, position: int, q: torch.Tensor) -> bool:
@@ -83,13 +88,20 @@ class Fixed:
     def update(self, accepted: int, drafted: int) -> None:
         """accepted of the drafted tokens passed verification."""
 
+    def extras(self, drafted: int) -> dict:
+        """What a step records: the rule's k, what it drafted, and what it compared with the threshold."""
+        out = {"k": self.k, "draft_length": drafted}
+        if any(c is not None for c in self.chances):
+            out["chance"] = [round(c, 4) for c in self.chances]
+        return out
+
 
 class Heuristic(Fixed):
     name = "heuristic"
 
     def update(self, accepted: int, drafted: int) -> None:
         # A fully accepted draft says the draft is on an easy stretch: reach further.
-        self.k = min(MAX_K, self.k + 2) if accepted == drafted else max(1, self.k - 1)
+        self.k = min(self.most, self.k + 2) if accepted == drafted else max(1, self.k - 1)
 
 
 class Confidence(Fixed):
@@ -118,7 +130,47 @@ RULES = {r.name: r for r in (Fixed, Heuristic, Confidence, Learned)}
 SCHEDULES = tuple(RULES)
 
 
-def make(name: str, k: int, threshold: float, predictor: Predictor | None = None) -> Fixed:
+def make(name: str, k: int, threshold: float, predictor: Predictor | None = None, most: int = MAX_K) -> Fixed:
     if name == "learned" and predictor is None:
         raise ValueError("draft_length=learned needs a stop predictor")
-    return RULES[name](k, threshold, predictor)
+    return RULES[name](k, threshold, predictor, most)
+
+
+class Schedule:
+    """A drafter's draft_length and threshold parameters, checked once; a fresh rule per run.
+    The learned rule reads stop_file (a trained draft's own predictor) or the shipped one: its
+    features mean the same for every draft distribution."""
+
+    def __init__(self, name: str, k: int, threshold: float, most: int = MAX_K, stop_file: Path | None = None):
+        if name not in SCHEDULES:
+            raise ValueError(f"draft_length must be one of {', '.join(SCHEDULES)}")
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError("threshold must be between 0 and 1")
+        self.name, self.k, self.threshold, self.most = name, k, threshold, most
+        self.predictor = Predictor.load(stop_file or SHIPPED) if name == "learned" else None
+
+    def rule(self) -> Fixed:
+        return make(self.name, self.k, self.threshold, self.predictor, self.most)
+
+
+def chain(rule: Fixed, logits_after, feed: list[int], sampler, gen) -> tuple[list[int], list[torch.Tensor]]:
+    """Draft a chain until the rule stops: logits_after(tokens) gives the draft's logits after
+    feeding it those tokens. -> the tokens and the q each was picked from."""
+    tokens, qs = [], []
+    while True:
+        q = sampler.probs(logits_after(feed))
+        tokens.append(sampler.pick(q, gen))
+        qs.append(q)
+        feed = tokens[-1:]
+        if not rule.continue_after(len(tokens) - 1, q):
+            return tokens, qs
+
+
+def reach(rule: Fixed, qs: list[torch.Tensor]) -> int:
+    """Tree drafters: how many depths the rule drafts along one path, given the q each of its
+    tokens was picked from, root first (asked afresh: the rule's chances become this path's).
+    len(qs) + 1 means it would go deeper."""
+    for i, q in enumerate(qs):
+        if not rule.continue_after(i, q):
+            return i + 1
+    return len(qs) + 1

@@ -15,7 +15,12 @@ EAGLE-3 (`eagle2`, `eagle3`) grow a dynamic one: at each depth the top_k candida
 cumulative draft log-probability are expanded (top_k children each), then every drafted
 candidate is reranked and the best total_tokens are verified. Proposals are deterministic
 (top-k, not sampled), so q is one-hot: greedy acceptance is exact, and sampling uses the
-verifier's rejection over siblings, which keeps the target's distribution."""
+verifier's rejection over siblings, which keeps the target's distribution.
+
+Depth. A rule of paradec.drafters.draft_length (draft_length=fixed|heuristic|confidence|learned)
+decides before each depth whether to grow one more, asked along the most likely branch so far
+(the candidate with the best cumulative score); k = `depth` (EAGLE-1: the static tree's depth,
+which it cuts). fixed grows every depth, as EAGLE does."""
 from __future__ import annotations
 
 import copy
@@ -26,6 +31,7 @@ import torch
 
 from .. import tree as trees
 from ..train.selfdistill import fuse_layers
+from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
 from .base import Draft, Drafter
 
@@ -42,16 +48,18 @@ class Eagle(Drafter):
 
     name, version = "eagle", 1
 
-    def __init__(self, target_model, head: str = "", tree: str = "cpu10"):
+    def __init__(self, target_model, head: str = "", tree: str = "cpu10", draft_length: str = "fixed",
+                 threshold: float = 0.4):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
-        tree: a preset name or rank paths as JSON."""
-        self.params = {"head": head, "tree": tree}
+        tree: a preset name or rank paths as JSON; draft_length, threshold: the rule that cuts it."""
+        self.params = {"head": head, "tree": tree, "draft_length": draft_length, "threshold": threshold}
         nodes, _ = trees.paths_to_tree(trees.tree_spec(tree, TREES))  # implied prefixes included, parents first
         self.want = {}  # rank path -> the child ranks the tree asks for under it
         for p in nodes:
             self.want.setdefault(p[:-1], []).append(p[-1])
         self.depth = max(map(len, nodes))
         self.width = 1 + max(p[-1] for p in nodes)  # the top-k a head output must give
+        self.schedule = lengths.Schedule(draft_length, self.depth, threshold, most=self.depth)
         self._load(target_model, head)
 
     def _load(self, target_model, spec: str) -> None:
@@ -78,6 +86,7 @@ class Eagle(Drafter):
     def begin(self, prompt_ids):
         self.cache = eagle_head.HeadCache()  # this run's own
         self.todo = None  # (features (m, F), next tokens (m,)) waiting to enter the head
+        self.rule = self.schedule.rule()
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
@@ -90,7 +99,7 @@ class Eagle(Drafter):
         self.todo, P = None, len(self.cache)
         nodes = _Nodes()
         layer = self._children(nodes, -1, self._logq(self._root[None])[0])
-        for _ in range(self.depth - 1):
+        while self._deeper(nodes, layer):
             chosen = self._to_expand(nodes, layer)
             if not chosen:
                 break
@@ -98,7 +107,12 @@ class Eagle(Drafter):
             layer = [c for i, row in zip(chosen, logq) for c in self._children(nodes, i, row)]
         self.cache.crop(P)
         keep = self._select(nodes)
-        return nodes.draft(keep, forwards=1 + nodes.passes)
+        return nodes.draft(keep, forwards=1 + nodes.passes, extras=self.rule.extras(max(nodes.depth)))
+
+    def _deeper(self, nodes, layer: list[int]) -> bool:
+        """Grow one depth more? The rule's answer along the best branch of the newest depth."""
+        path = trees.ancestors(nodes.parent, min(layer, key=lambda i: (-nodes.score[i], i)))
+        return lengths.reach(self.rule, [nodes.dist[i].exp() for i in path]) > len(path)
 
     def _logq(self, outs) -> torch.Tensor:
         """Head outputs (n, H) -> draft log-probabilities (n, V') over the head's vocabulary."""
@@ -111,7 +125,7 @@ class Eagle(Drafter):
             return []
         top_q, top_i = logq.topk(max(ranks) + 1)
         ids = top_i if self.head.vocab_ids is None else self.head.vocab_ids[top_i]
-        return [nodes.add(int(ids[r]), parent, r, float(top_q[r])) for r in ranks]
+        return [nodes.add(int(ids[r]), parent, r, float(top_q[r]), logq) for r in ranks]
 
     def _ranks(self, nodes, parent: int) -> list[int]:
         return self.want.get(nodes.path(parent), [])
@@ -148,6 +162,8 @@ class Eagle(Drafter):
             hidden = torch.cat([verified.prefix_hidden, hidden], dim=1)
         feats = hidden.permute(1, 0, 2).flatten(1)  # (m, layers * H): EAGLE-3 fuses three layers
         self.todo = feats, torch.tensor(ctx[-feats.shape[0]:], device=feats.device)
+        if draft.tokens:
+            self.rule.update(len(accepted), draft.extras["draft_length"])
 
 
 class Eagle2(Eagle):
@@ -155,12 +171,17 @@ class Eagle2(Eagle):
 
     name, version = "eagle2", 1
 
-    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12):
-        """depth: draft steps; top_k: candidates expanded per step and children per candidate;
-        total_tokens: candidates kept for the verify pass."""
-        if not (1 <= depth <= 16 and 1 <= top_k <= 16 and 1 <= total_tokens <= trees.MAX_NODES):
-            raise ValueError(f"needs 1 <= depth <= 16, 1 <= top_k <= 16 and 1 <= total_tokens <= {trees.MAX_NODES}")
-        self.params = {"head": head, "depth": depth, "top_k": top_k, "total_tokens": total_tokens}
+    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12,
+                 draft_length: str = "fixed", threshold: float = 0.2):
+        """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
+        expanded per step and children per candidate; total_tokens: candidates kept for the verify
+        pass; draft_length, threshold: the rule that decides how many depths a step grows."""
+        if not (1 <= depth <= lengths.MAX_K and 1 <= top_k <= 16 and 1 <= total_tokens <= trees.MAX_NODES):
+            raise ValueError(f"needs 1 <= depth <= {lengths.MAX_K}, 1 <= top_k <= 16 and 1 <= total_tokens <= "
+                             f"{trees.MAX_NODES}")
+        self.params = {"head": head, "depth": depth, "top_k": top_k, "total_tokens": total_tokens,
+                       "draft_length": draft_length, "threshold": threshold}
+        self.schedule = lengths.Schedule(draft_length, depth, threshold)
         self.depth, self.top_k, self.total = depth, top_k, total_tokens
         self.width = top_k
         self._load(target_model, head)
@@ -193,25 +214,28 @@ class _Nodes:
     def __init__(self):
         self.token, self.parent, self.rank, self.depth, self.score, self.logq = [], [], [], [], [], []
         self.out, self.entry, self.passes = [], [], 0
+        self.dist = []  # the log q each candidate was picked from (its parent's output; shared by siblings)
 
     def path(self, i: int) -> tuple[int, ...]:
         return () if i < 0 else tuple(self.rank[a] for a in trees.ancestors(self.parent, i))
 
-    def add(self, token: int, parent: int, rank: int, logq: float) -> int:
+    def add(self, token: int, parent: int, rank: int, logq: float, dist: torch.Tensor) -> int:
         self.token.append(token)
         self.parent.append(parent)
         self.rank.append(rank)
         self.depth.append(1 if parent < 0 else self.depth[parent] + 1)
         self.score.append(logq + (self.score[parent] if parent >= 0 else 0.0))
         self.logq.append(logq)
+        self.dist.append(dist)
         self.out.append(None)
         self.entry.append(None)
         return len(self.token) - 1
 
-    def draft(self, keep: list[int], forwards: int) -> Draft:
-        """The kept candidates as a Draft (renumbered), every candidate in extras for the page."""
+    def draft(self, keep: list[int], forwards: int, extras: dict) -> Draft:
+        """The kept candidates as a Draft (renumbered), every candidate in extras for the page
+        (after the draft-length rule's own `extras`)."""
         new = {old: n for n, old in enumerate(keep)}
-        extras = {"drafted": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
+        extras = {**extras, "drafted": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
                                  enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))],
                   "draft_q": [round(math.exp(self.logq[i]), 5) for i in keep]}
         return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],

@@ -9,7 +9,8 @@ decoder layer of the target's width) maps it towards the final state first; the 
 final norm and the LM-head rows of a vocabulary subset then give q. adapter=none skips the
 adapter and reads the full LM head straight from the exit: the plain early exit, which
 agrees with the full model rarely at shallow depths. The chain is verified in one target
-pass with exact rejection sampling on q, as sps: lossless."""
+pass with exact rejection sampling on q, as sps: lossless. How long the chain gets is a rule of
+paradec.drafters.draft_length (draft_length=fixed|heuristic|confidence|learned; k caps it)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,14 +22,15 @@ from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
+from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
+from .draft_length import MAX_K
 from .subset import VocabSubset
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "early-exit-smollm2"
 WEIGHTS = "adapter.safetensors"
 STATS = "stats.json"  # the card's numbers (agreement by exit depth), what the page reads
 SUBSET_KEY = "subset_ids"
-MAX_K = 16
 
 
 class Adapter(nn.Module):
@@ -92,14 +94,18 @@ def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=N
 class EarlyExit(Drafter):
     name = "early_exit"
 
-    def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = ""):
-        """adapter: a folder ("" = the shipped one, trained at exit layer 2) or "none" (no adapter)."""
+    def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = "", draft_length: str = "fixed",
+                 threshold: float = 0.4):
+        """adapter: a folder ("" = the shipped one, trained at exit layer 2) or "none" (no adapter);
+        draft_length, threshold: the rule that decides how many of up to k tokens a step drafts."""
         total = target_model.config.num_hidden_layers
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}")
         if not 1 <= exit_layer < total:
             raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")
-        self.params = {"k": k, "exit_layer": exit_layer, "adapter": adapter}
+        self.params = {"k": k, "exit_layer": exit_layer, "adapter": adapter, "draft_length": draft_length,
+                       "threshold": threshold}
+        self.schedule = lengths.Schedule(draft_length, k, threshold)
         base = target_model.model  # shared, read-only: only its modules are called
         self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm
         self.layers = list(base.layers[:exit_layer])
@@ -124,18 +130,14 @@ class EarlyExit(Drafter):
 
     def begin(self, prompt_ids):
         self.cache = DynamicCache()  # this run's keys and values for the exit layers and the adapter
+        self.rule = self.schedule.rule()
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         feed = ctx[self.cache.get_seq_length():]  # committed tokens the draft has not seen yet (>= 1)
-        tokens, qs = [], []
-        for _ in range(self.params["k"]):
-            q = sampler.probs(self._logits(feed))
-            tokens.append(sampler.pick(q, gen))
-            qs.append(q)
-            feed = tokens[-1:]
+        tokens, qs = lengths.chain(self.rule, self._logits, feed, sampler, gen)
         return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)), q=qs, forwards=len(tokens),
-                     extras={"exit_layer": self.params["exit_layer"]})
+                     extras={"exit_layer": self.params["exit_layer"], **self.rule.extras(len(tokens))})
 
     def _logits(self, feed: list[int]) -> torch.Tensor:
         """Full-vocabulary logits at the last of `feed` (-inf outside the adapter's subset)."""
@@ -153,3 +155,4 @@ class EarlyExit(Drafter):
         extra = self.cache.get_seq_length() - valid
         if extra > 0:
             self.cache.crop(-extra)
+        self.rule.update(len(accepted), len(draft.tokens))

@@ -14,7 +14,11 @@ depends on its depth and rank alone). Proposals are deterministic (one-hot q): e
 acceptance is greedy matching, or, when sampling, the verifier's rejection sampling over
 siblings (accept a child with p(token), else drop it from p and try the next), which is
 lossless, as Medusa's match-based sampling is. Medusa-2's typical acceptance is an option,
-and LOSSY."""
+and LOSSY.
+
+Depth. A rule of paradec.drafters.draft_length (draft_length=fixed|heuristic|confidence|learned)
+decides how many of the tree's depths a step keeps, asked along the top path (each head's
+rank-0 token, with that head's q); fixed keeps them all, as Medusa does."""
 from __future__ import annotations
 
 import copy
@@ -23,6 +27,7 @@ from pathlib import Path
 import torch
 
 from .. import tree as trees
+from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import medusa_heads
 from .base import Draft, Drafter
 from .subset import VocabSubset
@@ -37,19 +42,22 @@ class Medusa(Drafter):
     hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
 
     def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
-                 epsilon: float = 0.09, delta: float = 0.3):
+                 epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.2):
         """heads: a folder or file of heads ("" = the shipped heads for the embedded model);
-        tree: a preset name, or paths as JSON ("" = the heads' own default tree)."""
+        tree: a preset name, or paths as JSON ("" = the heads' own default tree);
+        draft_length, threshold: the rule that decides how many of its depths a step keeps."""
         if acceptance not in ACCEPTANCE:
             raise ValueError(f"acceptance must be one of {', '.join(ACCEPTANCE)}")
         if not 0 < epsilon <= 1 or not delta > 0:
             raise ValueError("typical acceptance needs 0 < epsilon <= 1 and delta > 0")
-        self.params = {"heads": heads, "tree": tree, "acceptance": acceptance, "epsilon": epsilon, "delta": delta}
+        self.params = {"heads": heads, "tree": tree, "acceptance": acceptance, "epsilon": epsilon, "delta": delta,
+                       "draft_length": draft_length, "threshold": threshold}
         loaded = _load_heads(heads)
         self.paths = _parse_tree(tree, loaded)
         self.nodes, self.parents = trees.paths_to_tree(self.paths)
         self.width = 1 + max(p[-1] for p in self.nodes)  # how many top-k tokens a head must give
         self.depth = max(map(len, self.nodes))  # heads past the tree's depth are not run
+        self.schedule = lengths.Schedule(draft_length, self.depth, threshold, most=self.depth)
         self.heads, self.lm, self.ids = _prepare(loaded, target_model, self.depth, self.width)
 
     @staticmethod
@@ -60,6 +68,7 @@ class Medusa(Drafter):
 
     def begin(self, prompt_ids):
         self.h = None  # hidden state of the last accepted position; None until the prefill ran
+        self.rule = self.schedule.rule()
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
@@ -67,21 +76,26 @@ class Medusa(Drafter):
         if self.h is None:
             return Draft(extras={"acceptance": label})
         probs = torch.softmax(self.heads.logits(self.h, self.lm, self.depth).float(), dim=-1)  # (depth, V')
+        depth = lengths.reach(self.rule, list(probs))  # along the top path, each head's q (k = the tree's depth)
+        nodes = [p for p in self.nodes if len(p) <= depth]  # shorter paths first: a prefix, parents included
         top_p, top_i = probs.topk(self.width, dim=-1)
         top_ids = (self.ids[top_i] if self.ids is not None else top_i).tolist()
         top_p = top_p.tolist()
-        tokens = [top_ids[len(p) - 1][p[-1]] for p in self.nodes]
+        tokens = [top_ids[len(p) - 1][p[-1]] for p in nodes]
         extras = {
-            "acceptance": label, "rank": [p[-1] for p in self.nodes],
-            "head_p": [round(top_p[len(p) - 1][p[-1]], 6) for p in self.nodes],
+            "acceptance": label, "rank": [p[-1] for p in nodes],
+            "head_p": [round(top_p[len(p) - 1][p[-1]], 6) for p in nodes],
             "head_top": [[[t, round(q, 6)] for t, q in zip(ti, tp)] for ti, tp in zip(top_ids, top_p)],
+            **self.rule.extras(depth),
         }
         typical = (self.params["epsilon"], self.params["delta"]) if label != "exact" else None
-        return Draft(tokens=tokens, parents=list(self.parents), typical=typical, extras=extras)
+        return Draft(tokens=tokens, parents=self.parents[: len(nodes)], typical=typical, extras=extras)
 
     def commit(self, ctx, draft, accepted, verified):
         row = accepted[-1] + 1 if accepted else 0  # row 0 is the pending token
         self.h = verified.hidden[0, row].clone()
+        if draft.tokens:
+            self.rule.update(len(accepted), draft.extras["draft_length"])
 
 
 def _load_heads(spec: str) -> medusa_heads.MedusaHeads:

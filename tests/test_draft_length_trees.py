@@ -1,0 +1,167 @@
+"""Adaptive draft length beyond sps: early_exit's chain, EAGLE-1's cut static tree, EAGLE-2/3's
+depth-by-depth growth and Medusa's kept depths. Every rule keeps greedy equal to AR; fixed drafts
+what the method always drafted; confidence at threshold 1 drafts one depth; the heuristic's depth
+moves +2/-1; the learned rule on the embedded model with the shipped EAGLE-3 head. Tiny random
+models, one thread."""
+import pytest
+import torch
+
+from paradec.drafters import draft_length as dl
+from paradec.drafters import eagle_head, medusa_heads
+from paradec.drafters.base import Drafter
+from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
+from paradec.drafters.early_exit import EarlyExit
+from paradec.drafters.medusa import Medusa
+from paradec.engine import decode
+from paradec.models import tiny_model
+from paradec.sampling import Sampler
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+V, H = 64, 64
+PROMPT = [3, 14, 15, 9, 2, 6, 3, 14]
+MEDUSA_TREE = "[[0, 0, 0, 0], [1, 0, 0], [0, 1], [2]]"
+
+
+@pytest.fixture(scope="module")
+def target():
+    model = tiny_model(V, seed=0, hidden=H, layers=4)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(8.0)  # peaky q and p: drafts are sometimes confident, sometimes right
+    return model
+
+
+def randomized(module, seed, scale):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen) * scale)
+    return module
+
+
+@pytest.fixture(scope="module")
+def folders(target, tmp_path_factory):
+    """Random EAGLE-1 and EAGLE-3 heads and Medusa heads, saved where the drafters load them."""
+    root = tmp_path_factory.mktemp("heads")
+    for version in (1, 3):
+        head = eagle_head.EagleHead(target.config, version, torch.arange(V) if version == 3 else None)
+        eagle_head.save(randomized(head, version, 0.2), root / f"eagle{version}", target.config, {"test": True})
+    (root / "medusa").mkdir()
+    medusa_heads.save(randomized(medusa_heads.MedusaHeads(H, 4, 1, 0, None), 0, 0.3),
+                      root / "medusa" / medusa_heads.OURS)
+    return root
+
+
+DRAFTERS = {  # name -> (class, parameters, the most depths or tokens a fixed step drafts)
+    "early_exit": (EarlyExit, {"k": 5, "exit_layer": 2, "adapter": "none"}, 5),
+    "eagle": (Eagle, {"head": "eagle1", "tree": "cpu10"}, 5),
+    "eagle2": (Eagle2, {"head": "eagle1", "depth": 5, "top_k": 3, "total_tokens": 10}, 5),
+    "eagle3": (Eagle3, {"head": "eagle3", "depth": 4, "top_k": 4, "total_tokens": 12}, 4),
+    "medusa": (Medusa, {"heads": "medusa", "tree": MEDUSA_TREE}, 4),
+}
+
+
+def make(target, folders, name, **rule):
+    cls, params, _ = DRAFTERS[name]
+    params = {k: str(folders / v) if k in ("head", "heads") else v for k, v in params.items()}
+    return cls(target, **params, **rule)
+
+
+def generate(model, drafter, n=30):
+    steps = list(decode(model, drafter, PROMPT, n, Sampler()))
+    return [t for s in steps for t in s.tokens], steps
+
+
+def drafting(steps):
+    return [s for s in steps if s.nodes]
+
+
+def depth(step) -> int:
+    return max(n.depth for n in step.nodes)
+
+
+@pytest.fixture(scope="module")
+def ar(target):
+    return generate(target, Drafter())[0]
+
+
+@pytest.mark.parametrize("name", DRAFTERS)
+@pytest.mark.parametrize("rule", dl.SCHEDULES)
+def test_every_rule_keeps_greedy_equal_to_ar_and_records_its_depths(target, folders, ar, name, rule):
+    tokens, steps = generate(target, make(target, folders, name, draft_length=rule, threshold=0.5))
+    assert tokens == ar
+    for s in drafting(steps):
+        assert s.extras["draft_length"] >= depth(s)  # a tree's rerank may keep fewer depths than it grew
+        assert ("chance" in s.extras) == (rule in ("confidence", "learned"))
+        if "chance" in s.extras:  # asked along one path: a chance per depth of it, at most
+            assert 1 <= len(s.extras["chance"]) <= s.extras["draft_length"]
+            assert all(0.0 <= c <= 1.0 for c in s.extras["chance"])
+
+
+@pytest.mark.parametrize("name", DRAFTERS)
+def test_fixed_drafts_what_the_method_always_drafted(target, folders, name):
+    default = generate(target, make(target, folders, name))[1]
+    fixed = generate(target, make(target, folders, name, draft_length="fixed", threshold=0.9))[1]
+    assert [[n.token for n in s.nodes] for s in default] == [[n.token for n in s.nodes] for s in fixed]
+    most = DRAFTERS[name][2]
+    for s in drafting(fixed):
+        assert s.extras["draft_length"] == most and "chance" not in s.extras
+        if name in ("eagle", "medusa"):  # static trees: every node, every step
+            assert depth(s) == most and len(s.nodes) == {"eagle": len(TREES["cpu10"]), "medusa": 9}[name]
+
+
+@pytest.mark.parametrize("name", DRAFTERS)
+def test_confidence_one_drafts_one_depth(target, folders, ar, name):
+    tokens, steps = generate(target, make(target, folders, name, draft_length="confidence", threshold=1.0))
+    assert tokens == ar
+    for s in drafting(steps):
+        assert s.extras["draft_length"] == 1 and depth(s) == 1 and len(s.extras["chance"]) == 1
+
+
+@pytest.mark.parametrize("name", DRAFTERS)
+def test_heuristic_depth_moves_up_two_after_a_full_acceptance_and_down_one_after_a_rejection(target, folders, name):
+    most = DRAFTERS[name][2] if name in ("eagle", "medusa") else dl.MAX_K  # a static tree caps it
+    steps = drafting(generate(target, make(target, folders, name, draft_length="heuristic"), 40)[1])
+    moves = set()
+    for s, nxt in zip(steps, steps[1:]):
+        k, drafted = s.extras["k"], s.extras["draft_length"]
+        assert drafted == k  # no cut by confidence: the heuristic drafts its k
+        full = len(s.accepted) == drafted
+        assert nxt.extras["k"] == (min(most, k + 2) if full else max(1, k - 1))
+        moves.add(nxt.extras["k"] - k)
+    assert -1 in moves  # random heads miss: the depth comes down
+
+
+def test_learned_cuts_trees_by_the_chance_along_the_best_branch(target, folders, ar):
+    """A threshold no chance reaches: depth 1; one every chance beats: every depth."""
+    for threshold, want in ((1.0, 1), (0.0, 4)):
+        tokens, steps = generate(target, make(target, folders, "eagle3", draft_length="learned", threshold=threshold))
+        assert tokens == ar and {s.extras["draft_length"] for s in drafting(steps)} == {want}
+        assert all(a >= b for s in drafting(steps) for a, b in zip(s.extras["chance"], s.extras["chance"][1:]))
+
+
+@pytest.mark.parametrize("name", ["eagle", "eagle3", "medusa", "early_exit"])
+def test_bad_rules_are_one_line_errors(target, folders, name):
+    with pytest.raises(ValueError, match="draft_length must be one of"):
+        make(target, folders, name, draft_length="sometimes")
+    with pytest.raises(ValueError, match="threshold must be between 0 and 1"):
+        make(target, folders, name, draft_length="confidence", threshold=1.5)
+
+
+def test_reach_along_a_path():
+    sure, unsure = torch.tensor([0.9, 0.1]), torch.tensor([0.5, 0.5])
+    rule = dl.make("confidence", 4, 0.6)
+    assert dl.reach(rule, [sure, sure]) == 3  # it would go deeper
+    assert dl.reach(rule, [sure, unsure, sure]) == 2 and rule.chances == pytest.approx([0.9, 0.5])
+    assert dl.reach(dl.make("fixed", 2, 0.0), [sure] * 5) == 2
+
+
+@pytest.mark.slow
+def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
+    from paradec.run import run
+
+    prompt = "Explain what a hash table is in two sentences."
+    ar_run = run(embedded, "ar", prompt, max_new_tokens=24)
+    learned = run(embedded, "eagle3", prompt, {"draft_length": "learned"}, max_new_tokens=24)
+    assert learned.token_ids == ar_run.token_ids and learned.tau > 1.0
+    assert all("chance" in s.extras for s in learned.steps[1:])
