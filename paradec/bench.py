@@ -99,18 +99,21 @@ def _peer_names(args, draft: str | None) -> list[str]:
 
 
 def bench(target, draft, names, peers, rows, args) -> dict:
+    from . import lora
     from .run import run
 
     settings = dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p,
                     top_k=args.top_k, seed=args.seed, chat=not args.no_chat)
     run(target, "ar", rows[0]["prompt"], **settings)  # warm-up: first-call costs are not a method's
+    # cllm decodes on a fine-tuned copy of the target: merged once per method, before any timing
+    decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs)) for name, (m, pairs) in names.items()}
     runs = defaultdict(list)  # name -> [(row, record)]
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
         for _ in range(args.repeats):
             for name, (method, pairs) in names.items():
                 d = draft if methods.needs_draft_model(method) else None
-                t = run(target, method, row["prompt"], pairs, draft=d, **settings)
+                t = run(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)
                 runs[name].append((row, _record(t)))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))

@@ -130,6 +130,7 @@ def load_models(args, draft: str | None):
 
 
 def _run(args) -> int:
+    from . import lora
     from .run import run, validate
 
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
@@ -139,6 +140,7 @@ def _run(args) -> int:
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     spec = draft_spec(args, methods.needs_draft_model(args.method))
     target, draft = load_models(args, spec)
+    target = lora.target_for(target, args.method, params)  # cllm: a fine-tuned copy of the target
     trace = run(  # the given --set values only: what they leave out is sized for the device
         target, args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
         args.seed, draft, chat=not args.no_chat,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 from .drafters.base import Drafter
+from .drafters.cllm import Cllm
 from .drafters.eagle import Eagle, Eagle2, Eagle3
 from .drafters.early_exit import EarlyExit
 from .drafters.jacobi import Jacobi
@@ -16,7 +17,7 @@ from .drafters.sps import SpeculativeSampling
 METHODS: dict[str, type[Drafter]] = {
     "ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup, "jacobi": Jacobi, "lookahead": Lookahead,
     "medusa": Medusa, "eagle": Eagle, "eagle2": Eagle2, "eagle3": Eagle3,
-    "early_exit": EarlyExit,
+    "early_exit": EarlyExit, "cllm": Cllm,
 }
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
 TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head, early exit's layers)

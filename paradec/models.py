@@ -36,6 +36,7 @@ class Loaded:
     name: str  # what the trace records as the model id
     device: str
     dtype: str
+    deltas: str = ""  # folder of the LoRA deltas merged into this copy (paradec.lora); "" = as loaded
 
 
 def pick_device(device: str | None = None) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from . import methods, presets
+from . import lora, methods, presets
 from .engine import decode
 from .models import Loaded, encode_prompt, eos_ids, free_memory
 from .sampling import Sampler
@@ -72,6 +72,9 @@ def run(
     params = methods.parse_params(method, params or {}, base=sized)  # given values win over the device's
     if draft is not None:
         check_pair(target, draft)
+    deltas = lora.needed(method, params)
+    if deltas and target.deltas != str(deltas):  # the caller picks the target with lora.target_for
+        raise methods.InputError(f"{method} decodes on a fine-tuned copy of the target, not on {target.name}")
     drafter = methods.make_drafter(method, params, draft.model if draft else None, target.model)
     prompt_ids = encode_prompt(target.tokenizer, prompt, chat)
     limit = getattr(target.model.config, "max_position_embeddings", None)

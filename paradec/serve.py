@@ -16,7 +16,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 
-from . import methods, models
+from . import lora, methods, models
 from .lanes import Lane, QueueFull
 from .run import OutOfMemory, run, validate
 from .trace import Trace
@@ -46,6 +46,15 @@ class Target:
     def __init__(self, spec: str, loaded: models.Loaded, queue: int):
         self.spec, self.loaded, self.lane = spec, loaded, Lane(queue)
         self.drafts: dict[str, models.Loaded] = {}
+        self.tuned: dict[str, models.Loaded] = {}  # fine-tuned copies (cllm's), by deltas folder
+
+    def decodes_on(self, method: str, params: dict) -> models.Loaded:
+        folder = lora.needed(method, params)
+        if folder is None:
+            return self.loaded
+        if str(folder) not in self.tuned:
+            self.tuned[str(folder)] = lora.target_for(self.loaded, method, params)
+        return self.tuned[str(folder)]
 
     def draft(self, spec: str) -> models.Loaded:
         if spec not in self.drafts:
@@ -76,11 +85,14 @@ class Service:
         """Validate, wait for the target's turn, decode: (the trace, queue headers)."""
         target = self._target(r.model)
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, r.top_k, r.seed)
-        methods.parse_params(r.method, r.params)  # checked before queueing: a bad request never waits
+        params = methods.parse_params(r.method, r.params)  # checked before queueing: a bad request never waits
+        if lora.needed(r.method, params) != lora.needed(r.method, {}):  # a request must not name files to read
+            raise methods.InputError(f"{r.method}: only the shipped fine-tuned weights are served here")
         draft_spec = self._draft_spec(r, target)
         with target.lane.turn() as turn:
             draft = target.draft(draft_spec) if draft_spec else None
-            trace = run(target.loaded, r.method, r.prompt, r.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
+            model = target.decodes_on(r.method, params)  # cllm: a fine-tuned copy of the target
+            trace = run(model, r.method, r.prompt, r.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
                         r.seed, draft, chat=r.chat)
         return trace, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paradec import methods, models, run  # noqa: E402
+from paradec import lora, methods, models, run  # noqa: E402
 from ui.presets import DEFAULT_DRAFT, PRESETS  # noqa: E402
 
 EXPLAIN, HAIKU = PRESETS["Explain (free text)"], PRESETS["Haiku (creative)"]
@@ -42,6 +42,8 @@ PAGES = {
     # The code edit repeats its prompt: Jacobi converges a few tokens at once there, and
     # Lookahead's pool collects n-grams that later win verification.
     "jacobi-greedy": ("jacobi", CODE, {"block": 8, "init": "repeat"}, {}),
+    # The same prompt and block on the consistency-trained model (the Jacobi page shows both grids).
+    "cllm-greedy": ("cllm", CODE, {"block": 8, "init": "repeat"}, {}),
     "lookahead-greedy": ("lookahead", CODE, {"window": 5, "ngram": 3, "candidates": 3}, {}),
     # Medusa with the shipped heads and their default tree; sampled: exact (lossless) acceptance.
     "medusa-greedy": ("medusa", EXPLAIN, {}, {}),
@@ -61,7 +63,8 @@ PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 
 def record(target, draft, method, prompt, params, sampling, max_new):
-    t = run.run(target, method, prompt, params, max_new, draft=draft if methods.needs_draft_model(method) else None,
+    model = lora.target_for(target, method, params)  # cllm decodes on a fine-tuned copy of the target
+    t = run.run(model, method, prompt, params, max_new, draft=draft if methods.needs_draft_model(method) else None,
                 **sampling)
     print(f"  {method:4s} {params} {sampling or 'greedy'}: {t.new_tokens} tokens, tau {t.tau:.2f}, "
           f"acceptance {t.acceptance_rate:.2f}, {t.wall_s:.1f} s", flush=True)

@@ -123,6 +123,8 @@ PARAMS = {
                                      "total_tokens": st.integers(1, 30)}),
 }
 PARAMS["eagle3"] = PARAMS["eagle2"]
+# cllm's drafter is Jacobi's; decoded here on the tiny target itself (its fine-tuned copy: tests/test_cllm.py).
+PARAMS["cllm"] = PARAMS["jacobi"]
 # The tiny target has 2 layers: exit after the first, without an adapter (the trained one is tested in
 # tests/test_early_exit.py).
 PARAMS["early_exit"] = st.fixed_dictionaries({"k": st.integers(1, 8), "exit_layer": st.just(1), "adapter": st.just("none")})

@@ -39,6 +39,26 @@ def _draft(spec: str, target_spec: str, device: str, dtype: str):
     return models.load_draft(spec, _target(target_spec, device, dtype))
 
 
+@st.cache_resource(max_entries=2, show_spinner="Preparing the fine-tuned model…")
+def _tuned(folder: str, method: str, spec: str, device: str, dtype: str, _params: dict):
+    """A method's fine-tuned copy of the target (cllm's), one per weight deltas, shared read-only like
+    the target (_params: not part of the cache key, the folder says which copy)."""
+    from paradec import lora
+
+    return lora.target_for(_target(spec, device, dtype), method, _params)
+
+
+def _decodes_on(k):
+    """The model k's method decodes on: the target, or its fine-tuned copy."""
+    from paradec import lora
+
+    params = json.loads(k.params)
+    folder = lora.needed(k.method, params)
+    if folder is None:
+        return _target(k.model, k.device, k.dtype)
+    return _tuned(str(folder), k.method, k.model, k.device, k.dtype, params)
+
+
 @st.cache_resource
 def _results() -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
@@ -149,7 +169,7 @@ def _part(progress, j: int, n: int):
 def _decode(k: Key, progress=None) -> Trace:
     from paradec import run as runner
 
-    target = _target(k.model, k.device, k.dtype)
+    target = _decodes_on(k)
     draft_model = _draft(k.draft, k.model, k.device, k.dtype) if k.draft else None
     done = [0]
 

@@ -65,6 +65,13 @@ class Drafter:
         the target's), or "" when they do not. The CLI warns; traces and pages label it."""
         return ""
 
+    @staticmethod
+    def target_deltas(params: dict) -> str | None:
+        """The folder of LoRA deltas this method decodes with (a fine-tuned copy of the target,
+        made by paradec.lora.target_for; the class then names it in `label` and says how to train
+        the deltas in `train_command`), or None: it decodes on the target as loaded."""
+        return None
+
     def begin(self, prompt_ids: list[int]) -> None:
         """A new run starts from these prompt tokens."""
 

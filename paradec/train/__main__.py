@@ -1,4 +1,4 @@
-"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop: make the self-distillation data for the
+"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop | cllm: make the self-distillation data for the
 embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..models import cache_dir, load
-from . import draft, eagle, early_exit, medusa, stop
+from . import cllm, draft, eagle, early_exit, medusa, stop
 from .selfdistill import generate_shards, training_prompts
 
 
@@ -27,6 +27,7 @@ def main(argv=None) -> int:
     eagle.add_parser(sub)
     early_exit.add_parser(sub)
     stop.add_parser(sub)
+    cllm.add_parser(sub)
     args = p.parse_args(argv)
     if args.command == "medusa":
         return medusa.command(args, argv)
@@ -38,6 +39,8 @@ def main(argv=None) -> int:
         return draft.command(args, argv)
     if args.command == "stop":
         return stop.command(args, argv)
+    if args.command == "cllm":
+        return cllm.command(args, argv)
     prompts = training_prompts()
     prompts = prompts[: args.limit] if args.limit else prompts
     target = load(args.model)
