@@ -19,6 +19,7 @@ PAGES = [
     st.Page("pages/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
     st.Page("pages/eagle.py", title="EAGLE-1/2/3", icon=":material/flight_takeoff:", url_path="eagle"),
     st.Page("pages/early_exit.py", title="Early exit", icon=":material/exit_to_app:", url_path="early_exit"),
+    st.Page("pages/mirror.py", title="Parallel draft-and-verify", icon=":material/view_timeline:", url_path="mirror"),
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
     st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
     st.Page("pages/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),

@@ -6,11 +6,14 @@ as in greedy decoding, every method produces the same tokens)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+
+import torch
 
 from . import bench_report, machine, methods
 from .cli import draft_spec, load_models
@@ -73,6 +76,10 @@ def bench_command(args) -> int:
     names = variants(args.methods)
     if args.repeats < 1:
         raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
+    if not 0 <= args.threads <= (os.cpu_count() or 1):
+        raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
+    if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
+        torch.set_num_threads(args.threads)
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)

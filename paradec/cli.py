@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=1, help="decode every prompt N times per method")
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
+    b.add_argument("--threads", type=int, default=0,
+                   help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")

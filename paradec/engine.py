@@ -32,6 +32,7 @@ def decode(
     ctx = list(prompt_ids)
     uncached = list(prompt_ids)  # the first verify pass is also the prefill
     drafter.begin(prompt_ids)
+    origin = time.perf_counter()  # the drafter's own timings (a worker thread's) share this clock: begin() is short
     produced = index = 0
     while produced < max_new_tokens:
         t0 = time.perf_counter()
@@ -49,7 +50,7 @@ def decode(
             index=index, context_len=len(ctx), nodes=out.nodes, accepted=out.path, tokens=tokens, origins=origins,
             last_p_top=out.last_p_top, residual_top=out.residual_top, draft_forwards=draft.forwards,
             verified=len(uncached) + len(draft.tokens) + len(draft.window), draft_ms=(t1 - t0) * 1e3, verify_ms=(t2 - t1) * 1e3,
-            extras=draft.extras,
+            start_ms=(t0 - origin) * 1e3, extras=draft.extras,
         )
         ctx += tokens
         produced += len(tokens)

@@ -11,13 +11,14 @@ from .drafters.early_exit import EarlyExit
 from .drafters.jacobi import Jacobi
 from .drafters.lookahead import Lookahead
 from .drafters.medusa import Medusa
+from .drafters.mirror import Mirror
 from .drafters.pld import PromptLookup
 from .drafters.sps import SpeculativeSampling
 
 METHODS: dict[str, type[Drafter]] = {
     "ar": Drafter, "sps": SpeculativeSampling, "pld": PromptLookup, "jacobi": Jacobi, "lookahead": Lookahead,
     "medusa": Medusa, "eagle": Eagle, "eagle2": Eagle2, "eagle3": Eagle3,
-    "early_exit": EarlyExit, "cllm": Cllm,
+    "early_exit": EarlyExit, "cllm": Cllm, "mirror": Mirror,
 }
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
 TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head, early exit's layers)

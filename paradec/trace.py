@@ -55,6 +55,7 @@ class Step:
     verified: int = 1  # tokens in the verify pass (the pending token plus every node)
     draft_ms: float = 0.0
     verify_ms: float = 0.0
+    start_ms: float = 0.0  # when propose() began, from the start of the run (the timeline's clock)
     extras: dict = field(default_factory=dict)  # method-specific (e.g. Jacobi window, n-gram pool)
 
     @classmethod

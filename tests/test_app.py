@@ -10,7 +10,7 @@ from ui import sources
 
 APP = "../app.py"
 METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py",
-                "pages/early_exit.py"]
+                "pages/early_exit.py", "pages/mirror.py"]
 
 
 def open_page(page: str, **query) -> AppTest:

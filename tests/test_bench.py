@@ -91,6 +91,7 @@ def test_input_errors_come_before_any_decoding(capfd, prompts, tmp_path):
     base = ["--methods", "pld", "--prompts", prompts, "--model", tmp_path / "no-model"]
     one_line_error(capfd, [*base, "--out", tmp_path / "missing" / "r.json"], "cannot write results")
     one_line_error(capfd, [*base, "--repeats", "0"], "--repeats")
+    one_line_error(capfd, [*base, "--threads", "100000"], "--threads")
 
 
 def test_load_refuses_what_is_not_a_results_file(tmp_path):

@@ -37,19 +37,9 @@ class SpeculativeSampling(Drafter):
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
-        cached = self.cache.get_seq_length()
-        feed = ctx[cached:]  # committed tokens the draft has not seen yet (>= 1)
-        tokens, qs, k = [], [], self.rule.k
-        while True:
-            ids = torch.tensor([feed], device=self.model.device)
-            logits = self.model(input_ids=ids, cache=self.cache, use_cache=True, logits_to_keep=1).logits[0, -1]
-            q = sampler.probs(logits)
-            tok = sampler.pick(q, gen)
-            tokens.append(tok)
-            qs.append(q)
-            feed = [tok]
-            if not self.rule.continue_after(len(tokens) - 1, q):
-                break
+        k = self.rule.k
+        tokens, qs = draft_chain(self.model, self.cache, ctx[self.cache.get_seq_length():], sampler, gen,
+                                 self.rule.continue_after)
         parents = list(range(-1, len(tokens) - 1))
         extras = {"k": k, "draft_length": len(tokens)}
         if any(c is not None for c in self.rule.chances):  # what the rule compared with the threshold
@@ -63,3 +53,19 @@ class SpeculativeSampling(Drafter):
         if extra > 0:
             self.cache.crop(-extra)
         self.rule.update(len(accepted), len(draft.tokens))
+
+
+def draft_chain(model, cache, feed: list[int], sampler, gen, continue_after) -> tuple[list[int], list[torch.Tensor]]:
+    """Draw a chain from the draft: feed the tokens it has not seen (>= 1), draw one, feed it
+    back, until continue_after(position, q) says stop. The cache then holds every drawn token
+    but the last. Returns the tokens and the q each was drawn from."""
+    tokens, qs = [], []
+    while True:
+        ids = torch.tensor([feed], device=model.device)
+        logits = model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+        q = sampler.probs(logits)
+        tokens.append(sampler.pick(q, gen))
+        qs.append(q)
+        feed = tokens[-1:]
+        if not continue_after(len(tokens) - 1, q):
+            return tokens, qs

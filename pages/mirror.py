@@ -1,0 +1,82 @@
+import streamlit as st
+
+from paradec.plots import timeline
+from paradec.plots.style import FROM_RUN, MEASURED
+from paradec.trace import Trace
+from ui import sources
+from ui.page import method_page
+from ui.presets import DEFAULT_DRAFT
+from ui.style import chart, header
+
+INTRO = """**Parallel draft-and-verify** (PEARL, Liu et al. 2024; Mirror Speculative Decoding, 2025):
+in speculative sampling one model always waits for the other: the target while the draft drafts, the
+draft while the target verifies. Here the draft **keeps drafting while the target verifies**, on a
+worker thread of its own: it bets that the target accepts the whole chain, guesses the target's
+bonus token, and drafts the next chain after it. If the bet pays, the next proposal is ready the
+moment the verify pass ends and drafting has left the critical path. If not, the worker's chain is
+thrown away and the draft starts again from what was committed, as sps would. **Lossless**: the
+target's rejection sampling is untouched, and the worker draws with its own seeded generator."""
+
+HOW = """1. **Propose** a chain of *k* tokens with the draft (the first step, or after a lost bet).
+2. **Start the worker**: from the chain's last token it draws its guess *g* of the bonus token, then
+   *k* more tokens after *g*, into the draft's own KV cache.
+3. **Verify** the chain in one target forward *at the same time* (the timeline's two lanes overlap).
+4. **Settle the bet**: if every token was accepted and the target's bonus token is *g*, the worker's
+   chain is the next proposal (a **hit**); on the first rejection the worker is told to stop, and the
+   draft's cache is cropped back to the committed tokens (a **miss**).
+5. `parallel=false` runs the same drafts one after the other: the sequential baseline."""
+
+CPU_NOTE = """**On this 2-core CPU** the two workers share the machine: every torch operation of either
+uses the process's thread pool, so while the worker drafts, the verify pass has fewer cores. Drafting
+is cheap here (~2-3 ms a token against ~60-100 ms a verify pass), so hiding it can win at most the
+drafting share of a step, and only when bets pay: a bet needs the whole chain accepted *and* the
+bonus guessed, rare with this weak draft. On a GPU target, `draft_device=cpu` runs the worker on a
+CPU copy of the draft, so the two overlap on separate hardware (not yet run: no GPU was lent)."""
+
+
+def params() -> dict:
+    c = st.columns(3)
+    return {
+        "k": c[0].slider("k (draft length)", 1, 8, 4, key="mirror.k"),
+        "parallel": c[1].toggle("draft while the target verifies", True, key="mirror.parallel"),
+        "draft_device": c[2].selectbox("worker's draft on", ["same", "cpu"], key="mirror.draft_device",
+                                       help="cpu: a CPU copy of the draft when the target is on a GPU"),
+    }
+
+
+def draft() -> str:
+    return st.text_input("Draft model: trained, self:N, a hub id or a local folder", DEFAULT_DRAFT,
+                         key="mirror.draft").strip() or DEFAULT_DRAFT
+
+
+def panels(trace: Trace, i: int) -> dict:
+    window = range(max(0, i - 4), i + 4)
+    fig = timeline.gantt_figure(trace, f"steps {window.start}–{min(window.stop, len(trace.steps)) - 1}", window)
+    header("The two workers around this step", MEASURED)
+    chart(fig, "mirror.fig.window")
+    s = trace.steps[i]
+    if "hit" in s.extras:
+        st.caption(f"Step {i}: the worker's bet {'paid: this chain was drafted during the last verify pass' if s.extras['hit'] else 'was lost: this chain was drafted now'}; "
+                   f"propose() waited {s.extras['wait_ms']:.1f} ms for the worker.")
+    return {"timeline": fig}
+
+
+def compare() -> None:
+    runs = {name: sources.load(path) for name, path in sources.recorded("mirror").items()}
+    st.subheader("Sequential vs parallel, the same prompt and draft")
+    if not {"greedy", "sequential"} <= set(runs):
+        st.info("Needs the recorded runs mirror-greedy and mirror-sequential (`make traces`).")
+        return
+    seq, par = runs["sequential"], runs["greedy"]
+    st.caption(f"Prompt: “{par.prompt[:100]}” · {par.model} · draft: {par.draft_model} · greedy · both runs "
+               "recorded one after the other in one process; the same tokens (lossless).")
+    header("Runs side by side", FROM_RUN, MEASURED)
+    st.dataframe([timeline.summary(seq), timeline.summary(par)], hide_index=True)
+    steps = range(min(12, len(seq.steps), len(par.steps)))
+    for name, t in (("sequential (parallel=false)", seq), ("parallel", par)):
+        chart(timeline.gantt_figure(t, f"{name}: the first {len(steps)} steps", steps), f"mirror.fig.{name[:3]}")
+    st.markdown(CPU_NOTE)
+
+
+method_page("mirror", "Parallel draft-and-verify", INTRO, HOW, params, draft, panels=panels)
+compare()

@@ -1,0 +1,160 @@
+"""Parallel draft-and-verify (PEARL; Mirror Speculative Decoding): the draft keeps drafting while
+the target verifies, on a worker thread of its own.
+
+Speculative sampling leaves one model idle at a time: the target waits while the draft drafts,
+the draft waits while the target verifies. Here, as soon as a chain d1..dk is proposed, a worker
+thread bets on how the verify pass will end, and drafts the next chain for each bet while the pass
+runs. An outcome is (j, b): the target accepts d1..dj and commits b after them (its correction of
+d(j+1), or its bonus token when j = k). The worker guesses b from the draft's own distributions
+(q's runners-up at each position, q's favourites after dk), ranks the outcomes by how likely the
+draft thinks they are (q(d) standing in for the chance that d is accepted), and drafts a chain of k after each, most likely first (Mirror-SD's branch
+rollouts; PEARL's post-verify is the one bet j = k). When the pass ends the worker stops; if the
+real outcome was drafted, the next proposal is ready (a hit: drafting left the critical path),
+else the draft drafts it now, as sps would (a miss).
+
+Lossless like sps: a chain is drawn from q given exactly the tokens committed before it. Each
+outcome's chain draws from a generator seeded by the bet's seed and the outcome, so a hit and a
+miss draw the same tokens: how far the worker got never changes the output. Seeds come from the
+run's generator; the target's accept draws never touch them.
+
+Steps record the bets (extras["bets"]: [j, b, chance, drafted?] best first), the outcome, whether
+it was drafted (extras["hit"]), when the worker ran (extras["prefetch"], on the run's clock) and how
+long propose() waited for it (extras["wait_ms"]): the page's timeline. parallel=false drafts the
+same chains one after the other: the sequential baseline. On a GPU target, draft_device=cpu runs
+the draft on a CPU copy, so the two workers overlap on separate hardware."""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+
+import torch
+from transformers import DynamicCache
+
+from .base import Draft, Drafter
+from .sps import draft_chain
+
+MAX_K = 16
+DRAFT_DEVICES = ("same", "cpu")
+
+
+class Mirror(Drafter):
+    name = "mirror"
+
+    def __init__(self, draft_model, target_model=None, k: int = 4, bets: int = 8, parallel: bool = True,
+                 draft_device: str = "same"):
+        if not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be between 1 and {MAX_K}")
+        if not 1 <= bets <= 64:
+            raise ValueError("bets must be between 1 and 64")
+        if draft_device not in DRAFT_DEVICES:
+            raise ValueError(f"draft_device must be one of {', '.join(DRAFT_DEVICES)}")
+        self.params = {"k": k, "bets": bets, "parallel": parallel, "draft_device": draft_device}
+        self.target_device = target_model.device if target_model is not None else draft_model.device
+        moved = draft_device == "cpu" and draft_model.device.type != "cpu"
+        # The CPU copy belongs to this run; the shared draft stays where it is, unmodified.
+        self.model = copy.deepcopy(draft_model).to("cpu", torch.float32) if moved else draft_model
+
+    def begin(self, prompt_ids):
+        self.cache = DynamicCache()  # the draft's own cache, for this run only
+        self.fed: list[int] = []  # the tokens whose keys and values that cache holds
+        self.job: _Job | None = None
+        self.seed: int | None = None  # the current bet's seed (drawn from the run's generator)
+        self.last: tuple[int, int] = (0, 0)  # the last verify pass's outcome (j, b)
+        self.origin = time.perf_counter()
+
+    @torch.inference_mode()
+    def propose(self, ctx, sampler, gen) -> Draft:
+        k = self.params["k"]
+        extras, ready = self._collect()
+        if ready is None:  # the first step, or the outcome was not drafted: draft it now, with its own seed
+            ready = self.chain(ctx, k, sampler, gen if self.seed is None else self._gen(self.last))
+        tokens, qs = ready
+        self.seed = int(torch.randint(2**62, (1,), generator=gen)) if gen is not None else len(ctx)
+        if self.params["parallel"]:
+            self.job = _Job(self, list(ctx), tokens, qs, sampler)
+        extras.update({"k": k, "draft_length": len(tokens)})
+        return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)),
+                     q=[q.to(self.target_device) for q in qs], forwards=len(tokens), extras=extras)
+
+    def commit(self, ctx, draft, accepted, verified):
+        self.last = (len(accepted), ctx[-1])  # the outcome: the worker stops betting on others
+        if self.job is not None:
+            self.job.outcome = self.last
+
+    def chain(self, prefix: list[int], n: int, sampler, gen, go_on=lambda: True):
+        """A chain of up to n draft tokens after prefix: the cache keeps what it shares with
+        prefix and is fed the rest in one forward (>= 1 token: the last is always fed again)."""
+        valid = min(_common(self.fed, prefix), len(prefix) - 1)
+        if len(self.fed) > valid:
+            self.cache.crop(valid - len(self.fed))  # a negative count: tokens to drop
+        del self.fed[valid:]
+        tokens, qs = draft_chain(self.model, self.cache, prefix[valid:], sampler, gen,
+                                 lambda pos, q: pos + 1 < n and go_on())
+        self.fed += prefix[valid:] + tokens[:-1]
+        return tokens, qs
+
+    def _gen(self, key: tuple[int, int]) -> torch.Generator:
+        """The generator of the chain after outcome `key` of the current bet."""
+        return torch.Generator(self.model.device).manual_seed(hash((self.seed, *key)) % 2**62)
+
+    def _collect(self) -> tuple[dict, tuple | None]:
+        """Wait for the worker; the outcome's chain if it drafted it, else None."""
+        if self.job is None:
+            return {}, None
+        job, self.job = self.job, None
+        t = time.perf_counter()
+        job.thread.join()
+        ready = job.done.get(job.outcome)
+        extras = {"hit": ready is not None, "outcome": list(job.outcome), "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
+                  "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
+                  "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
+        return extras, ready
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """Length of the common prefix of two token lists."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+class _Job:
+    """One round of bets, drafted on a worker thread while the target verifies the chain."""
+
+    def __init__(self, drafter: Mirror, ctx: list[int], chain: list[int], qs: list[torch.Tensor], sampler):
+        self.outcome: tuple[int, int] | None = None  # set by commit() once the verify pass is over
+        self.done: dict[tuple[int, int], tuple] = {}
+        self.bets: list[tuple[float, int, int]] = []
+        self.start_ms = self.end_ms = 0.0
+        self.thread = threading.Thread(target=self._run, args=(drafter, ctx, chain, qs, sampler), daemon=True)
+        self.thread.start()
+
+    def _run(self, drafter: Mirror, ctx, chain, qs, sampler) -> None:
+        self.start_ms = (time.perf_counter() - drafter.origin) * 1e3
+        with torch.inference_mode():  # grad mode is per thread: the decode loop's does not reach here
+            self.bets = self._rank(drafter, ctx, chain, qs, sampler)
+            for _, j, b in self.bets:
+                if self.outcome is not None:
+                    break
+                # A started chain is finished only while it may still be the outcome.
+                go_on = lambda key=(j, b): self.outcome in (None, key)  # noqa: E731
+                tokens, q = drafter.chain(ctx + chain[:j] + [b], drafter.params["k"], sampler, drafter._gen((j, b)), go_on)
+                if len(tokens) == drafter.params["k"]:
+                    self.done[(j, b)] = (tokens, q)
+        self.end_ms = (time.perf_counter() - drafter.origin) * 1e3
+
+    def _rank(self, drafter: Mirror, ctx, chain, qs, sampler) -> list[tuple[float, int, int]]:
+        """The outcomes the draft finds likeliest: (chance, j, b), best first. Its own q(d) stands in
+        for the chance that the target accepts d; a rejected d's correction is guessed among q's
+        runners-up, the bonus among its favourites after the whole chain."""
+        # q after dk costs one forward; its throwaway draw must not touch any chain's generator.
+        _, (after,) = drafter.chain(ctx + chain, 1, sampler, torch.Generator(drafter.model.device))
+        n = drafter.params["bets"]  # candidates per position: the ranking decides where bets go
+        bets, alive = [], 1.0  # alive: the chance that d1..dj are all accepted
+        for j, (d, q) in enumerate(zip(chain, qs)):
+            top = torch.topk(q, min(n + 1, q.shape[-1]))
+            bets += [(alive * float(p), j, int(t)) for p, t in zip(top.values, top.indices) if int(t) != d][:n]
+            alive *= float(q[d])
+        top = torch.topk(after, min(n, after.shape[-1]))
+        bets += [(alive * float(p), len(chain), int(t)) for p, t in zip(top.values, top.indices)]
+        return sorted(bets, reverse=True)[:n]

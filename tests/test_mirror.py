@@ -1,0 +1,128 @@
+"""Parallel draft-and-verify (mirror): the worker's bets change when tokens are drafted, never
+which tokens are committed: greedy equals AR, sampling keeps the target's distribution."""
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections import Counter
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from test_decoders import FEW, V, ar, check_steps, generate, models  # noqa: F401 (fixture)
+
+from paradec.drafters.base import Drafter
+from paradec.drafters.mirror import Mirror
+from paradec.engine import decode
+from paradec.methods import InputError, make_drafter
+from paradec.sampling import Sampler
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@FEW
+@given(prompt=st.lists(st.integers(0, V - 1), min_size=1, max_size=12), n=st.integers(1, 40), k=st.integers(1, 6),
+       parallel=st.booleans(), draft=st.sampled_from(["self", "never", "other"]))
+def test_greedy_equals_ar(models, prompt, n, k, parallel, draft):  # noqa: F811
+    out, steps = generate(models["target"], Mirror(models[draft], k=k, parallel=parallel), prompt, n)
+    assert out == ar(models, prompt, n)
+    check_steps(steps, n)
+
+
+class Slow(torch.nn.Module):
+    """A target whose forward takes at least `seconds`: a real target's verify pass is long next
+    to a draft token, which is what gives the worker time to draft its bets."""
+
+    def __init__(self, model, seconds=0.05):
+        super().__init__()
+        self.inner, self.seconds = model, seconds
+        self.device, self.dtype = model.device, model.dtype
+
+    def forward(self, **kw):
+        time.sleep(self.seconds)
+        return self.inner(**kw)
+
+
+def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(models):  # noqa: F811
+    """The draft is a peaked target itself: every chain is accepted and the bonus is q's favourite
+    after it, its likeliest bet. With a verify pass long enough for the bets, each proposal after the
+    first was drafted during the previous pass."""
+    peaked = copy.deepcopy(models["target"])
+    with torch.no_grad():
+        peaked.lm_head.weight.mul_(4.0)
+    out, steps = generate(Slow(peaked, 0.25), Mirror(peaked, k=3), [1, 2, 3], 40)
+    assert out == [t for s in decode(peaked, Drafter(), [1, 2, 3], 40, Sampler()) for t in s.tokens]
+    assert "hit" not in steps[0].extras  # nothing was running before the first step
+    assert all(s.extras["hit"] for s in steps[1:])
+    assert all(len(s.tokens) == 4 for s in steps[:-1])  # k accepted + the bonus, one forward each
+    for prev, s in zip(steps, steps[1:]):
+        start, end = s.extras["prefetch"]
+        assert prev.start_ms <= start <= end  # the worker drafted after the previous proposal
+        assert start < prev.start_ms + prev.draft_ms + prev.verify_ms  # ... while its verify pass ran
+        assert s.extras["outcome"][0] == 3 and s.extras["outcome"] in [b[:2] for b in s.extras["bets"]]
+        assert s.draft_ms < prev.verify_ms / 2  # propose() only handed the chain over
+
+
+def test_bets_are_ranked_and_a_lost_bet_drafts_the_outcome_now(models):  # noqa: F811
+    out, steps = generate(Slow(models["target"]), Mirror(models["other"], k=3, bets=5), [5, 6, 7], 30)
+    assert out == ar(models, [5, 6, 7], 30)
+    for s in steps[1:]:
+        chances = [c for _, _, c, _ in s.extras["bets"]]
+        assert len(chances) <= 5 and chances == sorted(chances, reverse=True)
+        drafted = {(j, b) for j, b, _, d in s.extras["bets"] if d}
+        assert s.extras["hit"] == (tuple(s.extras["outcome"]) in drafted)
+
+
+def test_a_draft_that_never_agrees_bets_on_its_corrections(models):  # noqa: F811
+    """Every first token is rejected: the outcome is always (0, the target's token), and a bet pays
+    only when that token was among q's runners-up that the worker drafted after."""
+    out, steps = generate(Slow(models["target"]), Mirror(models["never"], k=3), [5, 6], 20)
+    assert out == ar(models, [5, 6], 20)
+    for s in steps[1:]:
+        assert s.extras["outcome"][0] == 0
+
+
+def test_sequential_mode_starts_no_worker(models):  # noqa: F811
+    before = threading.active_count()
+    _, steps = generate(models["target"], Mirror(models["self"], k=3, parallel=False), [1, 2, 3], 20)
+    assert threading.active_count() == before
+    assert not any("prefetch" in s.extras for s in steps)
+
+
+def test_the_seed_reproduces_a_sampled_run(models):  # noqa: F811
+    def run(seed):
+        drafter = Mirror(models["other"], k=2)
+        steps = decode(models["target"], drafter, [1, 2], 30, Sampler(temperature=1.0), torch.Generator().manual_seed(seed))
+        return [t for s in steps for t in s.tokens]
+
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+
+
+def _counts(target, make, seed0, runs=1000):
+    counts = Counter()
+    for i in range(runs):
+        steps = decode(target, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0), torch.Generator().manual_seed(seed0 + i))
+        counts[tuple(t for s in steps for t in s.tokens)] += 1
+    return counts
+
+
+@pytest.mark.parametrize("draft", ["self", "other"])
+def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
+    """Three tokens with k=1: the third is the worker's chain whenever its bet paid (always
+    tried with draft=self, where bets mostly pay). Chi-square two-sample test at 1e-3 against
+    plain autoregressive sampling."""
+    from test_sampling import ALPHA, two_sample_pvalue
+
+    target = models["target"]
+    got = _counts(target, lambda: Mirror(models[draft], k=1), 0)
+    want = _counts(target, Drafter, 10**6)
+    assert two_sample_pvalue(got, want) > ALPHA, (got.most_common(6), want.most_common(6))
+
+
+@pytest.mark.parametrize("params, message", [({"k": 0}, "k must be"), ({"draft_device": "tpu"}, "draft_device")])
+def test_bad_parameters_are_one_line(models, params, message):  # noqa: F811
+    with pytest.raises(InputError, match=message):
+        make_drafter("mirror", {"k": 4, "parallel": True, "draft_device": "same", **params}, models["self"])
