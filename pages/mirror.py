@@ -11,35 +11,39 @@ from ui.style import chart, header
 INTRO = """**Parallel draft-and-verify** (PEARL, Liu et al. 2024; Mirror Speculative Decoding, 2025):
 in speculative sampling one model always waits for the other: the target while the draft drafts, the
 draft while the target verifies. Here the draft **keeps drafting while the target verifies**, on a
-worker thread of its own: it bets that the target accepts the whole chain, guesses the target's
-bonus token, and drafts the next chain after it. If the bet pays, the next proposal is ready the
-moment the verify pass ends and drafting has left the critical path. If not, the worker's chain is
-thrown away and the draft starts again from what was committed, as sps would. **Lossless**: the
+worker thread of its own: it bets on how the verify pass will end (which tokens the target keeps
+and what it writes after them) and drafts the next chain for each of its best bets. If one pays, the
+next proposal is ready the moment the verify pass ends and drafting has left the critical path. If
+none does, the draft drafts from what was committed, as sps would. **Lossless**: the
 target's rejection sampling is untouched, and the worker draws with its own seeded generator."""
 
 HOW = """1. **Propose** a chain of *k* tokens with the draft (the first step, or after a lost bet).
-2. **Start the worker**: from the chain's last token it draws its guess *g* of the bonus token, then
-   *k* more tokens after *g*, into the draft's own KV cache.
+2. **Start the worker**: it lists the ways the verify pass can end, *(j, b)*: the target accepts
+   d1..dj and writes *b* (its correction of d(j+1), or the bonus token after all *k*). It guesses *b*
+   among q's runners-up, ranks the outcomes by the draft's own odds (q(d) standing in for the chance
+   that d is accepted) and drafts *k* tokens after each of the best **bets**, most likely first.
 3. **Verify** the chain in one target forward *at the same time* (the timeline's two lanes overlap).
-4. **Settle the bet**: if every token was accepted and the target's bonus token is *g*, the worker's
-   chain is the next proposal (a **hit**); on the first rejection the worker is told to stop, and the
-   draft's cache is cropped back to the committed tokens (a **miss**).
+4. **Settle**: the worker stops. If the real outcome was among the chains it finished, that chain is
+   the next proposal (a **hit**: no drafting on the critical path); else the draft drafts it now (a
+   **miss**), exactly as sps would. Each outcome's chain has its own seed, so hit or miss, the
+   tokens are the same: the worker's speed never changes the output.
 5. `parallel=false` runs the same drafts one after the other: the sequential baseline."""
 
 CPU_NOTE = """**On this 2-core CPU** the two workers share the machine: every torch operation of either
 uses the process's thread pool, so while the worker drafts, the verify pass has fewer cores. Drafting
 is cheap here (~2-3 ms a token against ~60-100 ms a verify pass), so hiding it can win at most the
-drafting share of a step, and only when bets pay: a bet needs the whole chain accepted *and* the
-bonus guessed, rare with this weak draft. On a GPU target, `draft_device=cpu` runs the worker on a
+drafting share of a step, and only when a bet pays: the draft must have guessed the target's
+correction among its runners-up. On a GPU target, `draft_device=cpu` runs the worker on a
 CPU copy of the draft, so the two overlap on separate hardware (not yet run: no GPU was lent)."""
 
 
 def params() -> dict:
-    c = st.columns(3)
+    c = st.columns(4)
     return {
         "k": c[0].slider("k (draft length)", 1, 8, 4, key="mirror.k"),
-        "parallel": c[1].toggle("draft while the target verifies", True, key="mirror.parallel"),
-        "draft_device": c[2].selectbox("worker's draft on", ["same", "cpu"], key="mirror.draft_device",
+        "bets": c[1].slider("bets (outcomes drafted ahead)", 1, 16, 8, key="mirror.bets"),
+        "parallel": c[2].toggle("draft while the target verifies", True, key="mirror.parallel"),
+        "draft_device": c[3].selectbox("worker's draft on", ["same", "cpu"], key="mirror.draft_device",
                                        help="cpu: a CPU copy of the draft when the target is on a GPU"),
     }
 
@@ -73,8 +77,10 @@ def compare() -> None:
     header("Runs side by side", FROM_RUN, MEASURED)
     st.dataframe([timeline.summary(seq), timeline.summary(par)], hide_index=True)
     steps = range(min(12, len(seq.steps), len(par.steps)))
+    until = max(timeline.end_ms(seq, steps), timeline.end_ms(par, steps))  # one time scale for both
     for name, t in (("sequential (parallel=false)", seq), ("parallel", par)):
-        chart(timeline.gantt_figure(t, f"{name}: the first {len(steps)} steps", steps), f"mirror.fig.{name[:3]}")
+        chart(timeline.gantt_figure(t, f"{name}: the first {len(steps)} steps", steps, until_ms=until),
+              f"mirror.fig.{name[:3]}")
     st.markdown(CPU_NOTE)
 
 

@@ -126,3 +126,26 @@ def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
 def test_bad_parameters_are_one_line(models, params, message):  # noqa: F811
     with pytest.raises(InputError, match=message):
         make_drafter("mirror", {"k": 4, "parallel": True, "draft_device": "same", **params}, models["self"])
+
+
+def test_timeline_lanes_follow_the_run(models):  # noqa: F811
+    """The Gantt's intervals: per step, drafting then the verify pass on the target's lane (never
+    overlapping each other), the worker's drafting inside the run; the summary adds them up."""
+    from paradec.plots import timeline
+    from paradec.trace import Trace
+
+    for parallel in (False, True):
+        _, steps = generate(Slow(models["target"], 0.02), Mirror(models["other"], k=2, parallel=parallel), [3, 4], 12)
+        trace = Trace(method="mirror", params={"parallel": parallel}, model="tiny", prompt="", prompt_ids=[3, 4],
+                      sampling={}, max_new_tokens=12, steps=steps, wall_s=1.0)
+        ivs = timeline.intervals(trace)
+        verify = [v for v in ivs if v["kind"] == "verify"]
+        assert len(verify) == len(steps)
+        assert all(a["end"] <= b["start"] + 1e-6 for a, b in zip(verify, verify[1:]))
+        worker = [v for v in ivs if v["kind"] in ("hit", "miss")]
+        assert bool(worker) == parallel and all(0 <= v["start"] <= v["end"] for v in worker)
+        s = timeline.summary(trace)
+        assert s["run"] == ("parallel" if parallel else "sequential") and s["target forwards"] == len(steps)
+        assert s["drafting during verify (ms)"] == round(sum(v["end"] - v["start"] for v in worker))
+        fig = timeline.gantt_figure(trace, "t", range(0, 3), until_ms=timeline.end_ms(trace, range(0, 3)))
+        assert {b.name for b in fig.data} >= {"verify pass"}

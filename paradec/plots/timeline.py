@@ -39,8 +39,10 @@ def _iv(worker: str, kind: str, start: float, end: float, step: int) -> dict:
     return {"worker": worker, "kind": kind, "start": start, "end": max(start, end), "step": step}
 
 
-def gantt_figure(trace: Trace, title: str, steps: range | None = None, height: int = 210) -> go.Figure:
-    """Two lanes (draft worker above, target worker below); `steps` limits the window."""
+def gantt_figure(trace: Trace, title: str, steps: range | None = None, height: int = 210,
+                 until_ms: float | None = None) -> go.Figure:
+    """Two lanes (draft worker above, target worker below); `steps` limits the window; until_ms
+    fixes the time axis (two runs compared on one scale)."""
     ivs = [v for v in intervals(trace) if steps is None or v["step"] in steps]
     fig = go.Figure()
     for kind, (label, color) in KINDS.items():
@@ -53,8 +55,13 @@ def gantt_figure(trace: Trace, title: str, steps: range | None = None, height: i
                                       "<extra></extra>")
     fig.update_layout(barmode="overlay", bargap=0.35)
     fig.update_yaxes(categoryorder="array", categoryarray=[TARGET, DRAFT])
-    fig.update_xaxes(title="ms from the start of the run")
+    fig.update_xaxes(title="ms from the start of the run", range=[0, until_ms] if until_ms else None)
     return layout(fig, title, height)
+
+
+def end_ms(trace: Trace, steps: range) -> float:
+    """When the last interval of these steps ends."""
+    return max((v["end"] for v in intervals(trace) if v["step"] in steps), default=0.0)
 
 
 def summary(trace: Trace) -> dict:
