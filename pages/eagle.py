@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import eagle, sizing, sources
+from ui import draft_length, eagle, sizing, sources
 from ui.page import method_page
 
 TITLE = "EAGLE-1/2/3: drafting at the feature level"
@@ -52,6 +52,15 @@ and total_tokens make a step cheaper, and lower τ. The heads are trained for th
 self-distillation (model cards in `assets/drafters/eagle-smollm2` and `eagle3-smollm2`)."""
 
 
+RULES = """Here a step's draft length is the tree's **depth**: before growing each depth, the rule is asked
+along the **most likely branch** so far (the candidate with the best cumulative score), with the q each of
+its tokens was picked from. **fixed** grows every depth (`depth`), as EAGLE does. **heuristic** grows the
+depth by 2 after the accepted path reached the drafted depth and shrinks it by 1 otherwise. **confidence**
+stops once that branch's newest q has a top probability below the threshold. Every depth not grown saves
+a head pass; the verify pass still takes the best **total_tokens**, now from a shallower, wider tree
+(EAGLE-1's static tree is cut at that depth instead, and its verify pass shrinks)."""
+
+
 def version() -> str:
     names = list(eagle.VERSIONS)
     wanted = st.query_params.get("version")
@@ -63,13 +72,16 @@ def version() -> str:
 
 def params(method: str) -> dict:
     if method == "eagle":
-        return {"tree": st.selectbox("Static tree", TREES, key="eagle.tree")}
+        c = st.columns(3)
+        tree = c[0].selectbox("Static tree", TREES, key="eagle.tree")
+        return {"tree": tree, **draft_length.controls(method, 0.3, c[1:])}
     d = sizing.defaults(method, {"depth": 4, "top_k": 4, "total_tokens": 12})
     c = st.columns(3)
     return {
         "depth": c[0].slider("depth (draft steps)", 1, 12, d["depth"], key=f"{method}.depth"),
         "top_k": c[1].slider("top_k (expanded per depth)", 1, 16, d["top_k"], key=f"{method}.top_k"),
         "total_tokens": c[2].slider("total_tokens (verified)", 1, 128, d["total_tokens"], key=f"{method}.total_tokens"),
+        **draft_length.controls(method, 0.3),
     }
 
 
@@ -79,3 +91,4 @@ method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: para
 st.markdown(COST)
 ar = sources.recorded("ar").get("greedy")
 eagle.compare(sources.load(ar) if ar else None)
+draft_length.compare("eagle3", RULES, unit="depths")

@@ -4,6 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from paradec.plots.style import FROM_RUN
+from ui import draft_length
 from ui.page import method_page
 from ui.style import header
 
@@ -20,7 +21,8 @@ LM head. The drafting layers are the target's, shared: only the adapter's weight
 HOW = """1. Run the new tokens through the target's first **exit_layer** layers (its own weights, a KV cache
    of the drafter's own), then the adapter (or nothing, with `adapter=none`).
 2. The target's final norm and LM head give q (the adapter scores the 4,096 most frequent answer
-   tokens); draw a token, feed it back: a chain of **k** tokens.
+   tokens); draw a token, feed it back: a chain of up to **k** tokens (the **draft length rule** decides
+   how many, as on the sps page: fixed, the +2/−1 heuristic, a confidence cutoff or the learned stop).
 3. One target forward verifies the chain; each token is kept with min(1, p/q), the first rejection
    is resampled from the residual: **lossless**, as speculative sampling.
 4. The drafter's cache keeps the accepted tokens; the rejected ones are cropped."""
@@ -28,11 +30,11 @@ HOW = """1. Run the new tokens through the target's first **exit_layer** layers 
 
 def params() -> dict:
     c = st.columns(3)
-    k = c[0].slider("k (tokens drafted)", 1, 8, 4, key="early_exit.k")
+    k = c[0].slider("k (tokens drafted; the most a rule drafts)", 1, 16, 4, key="early_exit.k")
     adapter = ADAPTERS[c[1].selectbox("adapter", list(ADAPTERS), key="early_exit.adapter")]
     # The shipped adapter was trained on layer 2's states: other depths run without one.
     exit_layer = c[2].slider("exit layer", 1, 29, 2, key="early_exit.exit_layer") if adapter == "none" else 2
-    return {"k": k, "exit_layer": exit_layer, "adapter": adapter}
+    return {"k": k, "exit_layer": exit_layer, "adapter": adapter, **draft_length.controls("early_exit", 0.4)}
 
 
 def depth_table() -> None:

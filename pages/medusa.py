@@ -6,7 +6,7 @@ from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.tree import MEDUSA_TREES
 from paradec.trace import Trace
-from ui import sizing
+from ui import draft_length, sizing
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -21,6 +21,8 @@ HOW = """1. After each verify pass, keep the target's hidden state h at the last
    to the 4096 tokens most frequent in the target's answers: scoring all 49,152 four times a step would
    cost most of a target forward on a CPU). Head *k* on h guesses position pending + *k*.
 3. Build the tree: a path [r1, r2] is head 1's rank-r1 token followed by head 2's rank-r2 token.
+   The **draft length rule** may keep only its first depths this step (fixed: all; heuristic: +2/−1;
+   confidence and learned: asked along the top path, each head's q).
 4. **One forward** over the pending token and every node (the tree mask: each node sees its ancestors).
 5. **Accept** the longest path the target agrees with (greedy: argmax match, exact; sampling: each child
    in rank order is accepted with its target probability, else removed from p and the next tried,
@@ -61,7 +63,8 @@ def params() -> dict:
     acceptance = st.radio("Acceptance", ["exact", "typical"], horizontal=True, key="medusa.acceptance",
                           help="exact: greedy matching, or lossless sampling. typical: Medusa-2's typical "
                                "acceptance, faster when sampling but LOSSY (the output is not the target's distribution).")
-    return {"tree": tree_editor(), "acceptance": acceptance}
+    rule = draft_length.controls("medusa", 0.3)  # how many of the tree's depths a step keeps
+    return {"tree": tree_editor(), "acceptance": acceptance, **rule}
 
 
 def _remember(trace: Trace) -> list[dict]:

@@ -31,15 +31,16 @@ HOW = """1. **Propose**: the draft runs *k* forward passes, sampling token *i* f
 4. **Bonus**: if all *k* pass, the target's distribution after the last draft gives one more token
    for free. So one target forward commits between 1 and *k* + 1 tokens: that count is **τ**."""
 
+RULES = """**fixed** drafts k tokens every step. **heuristic** grows k by 2 after a fully accepted draft and
+shrinks it by 1 after a rejection. **confidence** stops once the draft's top probability falls below the
+threshold. Every extra token costs a draft pass and a wider verify pass; it pays only if it is accepted."""
+
 
 def params() -> dict:
     c = st.columns(3)
     return {
         "k": c[0].slider("k (draft length)", 1, 16, 4, key="sps.k"),
-        "draft_length": c[1].selectbox("draft length rule", list(draft_length.RULES), key="sps.draft_length"),
-        "threshold": c[2].slider("threshold", 0.0, 1.0, 0.4, 0.05, key="sps.threshold",
-                                 help="confidence: stop below this top probability of q; learned: stop below this "
-                                      "predicted chance that the token is committed"),
+        **draft_length.controls("sps", 0.4, c[1:]),
     }
 
 
@@ -55,4 +56,4 @@ def analytic_k(trace: Trace) -> int | None:
 
 
 method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k)
-draft_length.compare()
+draft_length.compare("sps", RULES)

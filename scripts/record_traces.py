@@ -54,6 +54,13 @@ PAGES = {
     "eagle2-greedy": ("eagle2", EXPLAIN, {}, {}),
     "eagle3-greedy": ("eagle3", EXPLAIN, {}, {}),
     "eagle3-sampled": ("eagle3", HAIKU, {}, SAMPLED),
+    # The draft-length rules on EAGLE-3 (same prompt as the sps ones): a step's draft length is the
+    # tree's depth, asked along the best branch. Not growing a depth saves a head pass; the verify
+    # pass keeps total_tokens. Thresholds measured on this prompt: 0.4 / 0.3 keep fixed's tau.
+    "eagle3-fixed": ("eagle3", EXPLAIN, {"draft_length": "fixed"}, {}),
+    "eagle3-heuristic": ("eagle3", EXPLAIN, {"draft_length": "heuristic"}, {}),
+    "eagle3-confidence": ("eagle3", EXPLAIN, {"draft_length": "confidence", "threshold": 0.4}, {}),
+    "eagle3-learned": ("eagle3", EXPLAIN, {"draft_length": "learned", "threshold": 0.3}, {}),
     # Early exit with the shipped adapter at layer 2, on the same prompt as sps and EAGLE.
     "early_exit-greedy": ("early_exit", EXPLAIN, {"k": 4}, {}),
 }

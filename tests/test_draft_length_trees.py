@@ -156,6 +156,31 @@ def test_reach_along_a_path():
     assert dl.reach(dl.make("fixed", 2, 0.0), [sure] * 5) == 2
 
 
+@pytest.mark.parametrize("name,rule", [("early_exit", "heuristic"), ("eagle3", "confidence")])
+def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path, name, rule):
+    """The first three tokens against plain autoregressive sampling (chi-square, as test_eagle's):
+    the rule shapes the draft from q alone, and the verifier's rejection stays exact."""
+    from test_eagle import _sample
+    from test_sampling import ALPHA, two_sample_pvalue
+
+    model = tiny_model(16, seed=0, layers=2, hidden=32)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(15.0)  # peaked p and q: drafts are often accepted, and confident
+    if name == "eagle3":
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            head = eagle_head.EagleHead(model.config, 3, torch.arange(16))  # default init: the target's feature
+        eagle_head.save(head, tmp_path / "h", model.config, {"test": True})
+        make = lambda: Eagle3(model, head=str(tmp_path / "h"), depth=3, top_k=3, total_tokens=5,  # noqa: E731
+                              draft_length=rule, threshold=0.5)
+    else:
+        make = lambda: EarlyExit(model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
+    counts, accepted = _sample(model, make, 0)
+    assert accepted > 0.1 * 1000
+    ar = _sample(model, Drafter, 10**6)[0]
+    assert two_sample_pvalue(counts, ar) > ALPHA, (counts.most_common(6), ar.most_common(6))
+
+
 @pytest.mark.slow
 def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
     from paradec.run import run
@@ -165,3 +190,28 @@ def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
     learned = run(embedded, "eagle3", prompt, {"draft_length": "learned"}, max_new_tokens=24)
     assert learned.token_ids == ar_run.token_ids and learned.tau > 1.0
     assert all("chance" in s.extras for s in learned.steps[1:])
+
+
+def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
+    from streamlit.testing.v1 import AppTest
+
+    from paradec.plots import draft_length as plots
+    from ui import sources
+    from ui.draft_length import RULES
+
+    files = sources.recorded("eagle3")
+    runs = {r: sources.load(files[r]) for r in RULES}
+    assert {t.prompt for t in runs.values()} == {sources.load(sources.recorded("sps")["fixed"]).prompt}
+    assert len({tuple(t.token_ids) for t in runs.values()}) == 1  # greedy: the same text whatever the rule
+    assert set(plots.lengths(runs["fixed"])[1:]) == {runs["fixed"].params["depth"]}  # step 0 drafts nothing
+    assert all(s.extras["draft_length"] >= max(n.depth for n in s.nodes) for t in runs.values() for s in t.steps[1:])
+    assert [r["rule"] for r in plots.rows(runs)] == list(RULES)
+    assert plots.lengths_figure(runs, unit="depths").layout.yaxis.title.text == "depths drafted"
+    assert sum(r["tokens"] for r in plots.calibration(runs["learned"])) == sum(
+        len(s.extras["chance"]) for s in runs["learned"].steps[1:])
+
+    at = AppTest.from_file("../app.py", default_timeout=60).run()
+    at.switch_page("pages/eagle.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("draft" in s.value and "rules" in s.value for s in at.subheader)
+    assert at.selectbox(key="eagle3.draft_length").options == list(RULES)

@@ -108,26 +108,29 @@ lengths = st.integers(1, MAX_N)
 eos_sets = st.sets(st.integers(0, V - 1), max_size=2)
 # Rank paths as Medusa's medusa_choices and EAGLE-1's static trees take them.
 rank_paths = st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=4), min_size=1, max_size=12)
+# Every drafter with a draft distribution takes a draft-length rule.
+rules = st.fixed_dictionaries({"draft_length": st.sampled_from(SCHEDULES),
+                               "threshold": st.sampled_from([0.0, 0.3, 0.7, 1.0])})
 PARAMS = {
     "ar": st.just({}),
-    "sps": st.fixed_dictionaries({"k": st.integers(1, 8), "draft_length": st.sampled_from(SCHEDULES),
-                                  "threshold": st.sampled_from([0.0, 0.3, 0.7, 1.0])}),
+    "sps": st.builds(lambda k, r: {"k": k, **r}, st.integers(1, 8), rules),
     "pld": st.integers(1, 3).flatmap(lambda lo: st.fixed_dictionaries(
         {"k": st.integers(1, 10), "ngram_min": st.just(lo), "ngram_max": st.integers(lo, lo + 2)})),
     "jacobi": st.fixed_dictionaries({"block": st.integers(1, 12), "init": st.sampled_from(INITS)}),
     "lookahead": st.fixed_dictionaries({"window": st.integers(1, 6), "ngram": st.integers(2, 4),
                                         "candidates": st.integers(0, 4)}),
-    "medusa": rank_paths.map(lambda p: {"tree": json.dumps(p)}),
-    "eagle": rank_paths.map(lambda p: {"tree": json.dumps(p)}),
-    "eagle2": st.fixed_dictionaries({"depth": st.integers(1, 5), "top_k": st.integers(1, 5),
-                                     "total_tokens": st.integers(1, 30)}),
+    "medusa": st.builds(lambda p, r: {"tree": json.dumps(p), **r}, rank_paths, rules),
+    "eagle": st.builds(lambda p, r: {"tree": json.dumps(p), **r}, rank_paths, rules),
+    "eagle2": st.builds(lambda d, k, n, r: {"depth": d, "top_k": k, "total_tokens": n, **r},
+                        st.integers(1, 5), st.integers(1, 5), st.integers(1, 30), rules),
 }
 PARAMS["eagle3"] = PARAMS["eagle2"]
 # cllm's drafter is Jacobi's; decoded here on the tiny target itself (its fine-tuned copy: tests/test_cllm.py).
 PARAMS["cllm"] = PARAMS["jacobi"]
 # The tiny target has 2 layers: exit after the first, without an adapter (the trained one is tested in
 # tests/test_early_exit.py).
-PARAMS["early_exit"] = st.fixed_dictionaries({"k": st.integers(1, 8), "exit_layer": st.just(1), "adapter": st.just("none")})
+PARAMS["early_exit"] = st.builds(lambda k, r: {"k": k, "exit_layer": 1, "adapter": "none", **r},
+                                 st.integers(1, 8), rules)
 
 
 def test_every_method_is_fuzzed():

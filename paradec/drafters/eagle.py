@@ -49,7 +49,7 @@ class Eagle(Drafter):
     name, version = "eagle", 1
 
     def __init__(self, target_model, head: str = "", tree: str = "cpu10", draft_length: str = "fixed",
-                 threshold: float = 0.4):
+                 threshold: float = 0.3):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
         tree: a preset name or rank paths as JSON; draft_length, threshold: the rule that cuts it."""
         self.params = {"head": head, "tree": tree, "draft_length": draft_length, "threshold": threshold}
@@ -172,7 +172,7 @@ class Eagle2(Eagle):
     name, version = "eagle2", 1
 
     def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12,
-                 draft_length: str = "fixed", threshold: float = 0.2):
+                 draft_length: str = "fixed", threshold: float = 0.3):
         """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
         expanded per step and children per candidate; total_tokens: candidates kept for the verify
         pass; draft_length, threshold: the rule that decides how many depths a step grows."""

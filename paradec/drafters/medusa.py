@@ -42,7 +42,7 @@ class Medusa(Drafter):
     hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
 
     def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
-                 epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.2):
+                 epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.3):
         """heads: a folder or file of heads ("" = the shipped heads for the embedded model);
         tree: a preset name, or paths as JSON ("" = the heads' own default tree);
         draft_length, threshold: the rule that decides how many of its depths a step keeps."""

@@ -1,5 +1,6 @@
-"""Draft-length rules compared: sps runs of the same prompt that differ only in how long each
-step's draft gets (fixed, heuristic, confidence, learned). Pure trace -> figure builders."""
+"""Draft-length rules compared: runs of one method on the same prompt that differ only in how
+long each step's draft gets (fixed, heuristic, confidence, learned): tokens for a chain (sps,
+early exit), depths for a tree (EAGLE, Medusa). Pure trace -> figure builders."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -10,11 +11,12 @@ from .style import COLORS, layout
 
 
 def lengths(trace: Trace) -> list[int]:
-    """Tokens drafted per step (what the rule decided); older traces lack the extra, nodes have it."""
+    """Tokens (a chain) or depths (a tree) drafted per step, what the rule decided; older chain
+    traces lack the extra, their nodes have it."""
     return [s.extras.get("draft_length", len(s.nodes)) for s in trace.steps]
 
 
-def lengths_figure(traces: dict[str, Trace], height: int = 300) -> go.Figure:
+def lengths_figure(traces: dict[str, Trace], height: int = 300, unit: str = "tokens") -> go.Figure:
     """One line per rule: the draft length of each step; hover adds how many were accepted."""
     fig = go.Figure([
         go.Scatter(x=list(range(len(t.steps))), y=lengths(t), mode="lines+markers", name=name, line_shape="hv",
@@ -24,7 +26,7 @@ def lengths_figure(traces: dict[str, Trace], height: int = 300) -> go.Figure:
         for k, (name, t) in enumerate(traces.items())
     ])
     fig.update_xaxes(title="step (one target forward)")
-    fig.update_yaxes(title="tokens drafted", rangemode="tozero", dtick=2)
+    fig.update_yaxes(title=f"{unit} drafted", rangemode="tozero", dtick=2)
     return layout(fig, "draft length per step", height)
 
 
@@ -35,14 +37,17 @@ def per_token_ms(trace: Trace) -> tuple[float, float]:
 
 
 def rows(traces: dict[str, Trace]) -> list[dict]:
-    """One row per rule: what it drafted, what τ that bought, and what the step times measured."""
+    """One row per rule: what it drafted (per step that drafted), what τ that bought, and what the
+    step times measured."""
     out = []
     for name, t in traces.items():
-        drafted, (draft, verify) = lengths(t), per_token_ms(t)
+        steps = [(n, s) for n, s in zip(lengths(t), t.steps) if s.nodes]  # EAGLE's first step drafts nothing
+        (draft, verify), count = per_token_ms(t), max(1, len(steps))
         ends = finish_times(t)
         out.append({"rule": name, "settings": ", ".join(f"{k}={v}" for k, v in t.params.items()),
                     "τ": round(t.tau, 2), "acceptance": round(t.acceptance_rate, 2),
-                    "drafted / step": round(sum(drafted) / max(1, len(drafted)), 2),
+                    "draft length / step": round(sum(n for n, _ in steps) / count, 2),
+                    "tokens verified / step": round(sum(len(s.nodes) for _, s in steps) / count, 2),
                     "draft ms / token": round(draft, 1), "verify ms / token": round(verify, 1),
                     "tokens / s": round(1e3 * t.new_tokens / ends[-1], 1) if ends and ends[-1] else 0.0})
     return out
@@ -53,7 +58,7 @@ def time_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
     names = list(traces)
     ms = [per_token_ms(traces[m]) for m in names]
     fig = go.Figure([
-        go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name="draft (draft model)",
+        go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name="draft",
                marker_color=COLORS["resampled"]),
         go.Bar(y=names, x=[v for _, v in ms], orientation="h", name="verify (target pass)",
                marker_color=COLORS["bonus"]),
@@ -69,10 +74,10 @@ def tau_figure(traces: dict[str, Trace]) -> go.Figure:
 
 
 def calibration(trace: Trace, bins: int = 5) -> list[dict]:
-    """The learned rule's predicted chance that a drafted token is committed against what happened,
+    """The learned rule's predicted chance that the draft's token at position i (a tree: on the branch
+    it was asked along, depth i + 1) is committed against whether the accepted path reached that far,
     by equal-width bins of the prediction (only steps that recorded a chance)."""
-    pairs = [(c, s.nodes[i].status == "accepted") for s in trace.steps
-             for i, c in enumerate(s.extras.get("chance", [])) if i < len(s.nodes)]
+    pairs = [(c, len(s.accepted) > i) for s in trace.steps for i, c in enumerate(s.extras.get("chance", []))]
     groups: dict[int, list[tuple[float, bool]]] = {}
     for c, hit in pairs:
         groups.setdefault(min(bins - 1, int(c * bins)), []).append((c, hit))
