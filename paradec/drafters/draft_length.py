@@ -17,7 +17,7 @@ update(accepted, drafted) after the verify pass. k is the most tokens a step dra
 Each rule keeps `chances`: per drafted token of the current step, the number it compared
 with the threshold (None where it compares none), so traces can show why a draft stopped.
 
-Who asks. Chain drafters ask after each token (early_exit drafts with `chain`). Tree drafters ask along one
+Who asks. Chain drafters (sps, early_exit, mirror) draft with `chain`. Tree drafters ask along one
 path, the most likely branch, with `reach`: EAGLE-2/3 before growing each depth (position =
 depth - 1), EAGLE-1 to cut its static tree, Medusa to keep the first depths of its heads'
 tree. Their k counts depths, and `most` caps what the heuristic grows to (a static tree's depth)."""
@@ -153,16 +153,16 @@ class Schedule:
         return make(self.name, self.k, self.threshold, self.predictor, self.most)
 
 
-def chain(rule: Fixed, logits_after, feed: list[int], sampler, gen) -> tuple[list[int], list[torch.Tensor]]:
-    """Draft a chain until the rule stops: logits_after(tokens) gives the draft's logits after
-    feeding it those tokens. -> the tokens and the q each was picked from."""
+def chain(continue_after, logits_after, feed: list[int], sampler, gen) -> tuple[list[int], list[torch.Tensor]]:
+    """Draft a chain until continue_after(position, q) (a rule's) says stop: logits_after(tokens)
+    gives the draft's logits after feeding it those tokens. -> the tokens and the q each was picked from."""
     tokens, qs = [], []
     while True:
         q = sampler.probs(logits_after(feed))
         tokens.append(sampler.pick(q, gen))
         qs.append(q)
         feed = tokens[-1:]
-        if not rule.continue_after(len(tokens) - 1, q):
+        if not continue_after(len(tokens) - 1, q):
             return tokens, qs
 
 

@@ -135,7 +135,7 @@ class EarlyExit(Drafter):
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         feed = ctx[self.cache.get_seq_length():]  # committed tokens the draft has not seen yet (>= 1)
-        tokens, qs = lengths.chain(self.rule, self._logits, feed, sampler, gen)
+        tokens, qs = lengths.chain(self.rule.continue_after, self._logits, feed, sampler, gen)
         return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)), q=qs, forwards=len(tokens),
                      extras={"exit_layer": self.params["exit_layer"], **self.rule.extras(len(tokens))})
 

@@ -37,14 +37,10 @@ class SpeculativeSampling(Drafter):
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
-        k = self.rule.k
         tokens, qs = draft_chain(self.model, self.cache, ctx[self.cache.get_seq_length():], sampler, gen,
                                  self.rule.continue_after)
-        parents = list(range(-1, len(tokens) - 1))
-        extras = {"k": k, "draft_length": len(tokens)}
-        if any(c is not None for c in self.rule.chances):  # what the rule compared with the threshold
-            extras["chance"] = [round(c, 4) for c in self.rule.chances]
-        return Draft(tokens=tokens, parents=parents, q=qs, forwards=len(tokens), extras=extras)
+        return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)), q=qs, forwards=len(tokens),
+                     extras=self.rule.extras(len(tokens)))
 
     def commit(self, ctx, draft, accepted, verified):
         # The draft cache holds the drafted tokens but the last; keep those that were accepted.
@@ -59,13 +55,9 @@ def draft_chain(model, cache, feed: list[int], sampler, gen, continue_after) -> 
     """Draw a chain from the draft: feed the tokens it has not seen (>= 1), draw one, feed it
     back, until continue_after(position, q) says stop. The cache then holds every drawn token
     but the last. Returns the tokens and the q each was drawn from."""
-    tokens, qs = [], []
-    while True:
-        ids = torch.tensor([feed], device=model.device)
-        logits = model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
-        q = sampler.probs(logits)
-        tokens.append(sampler.pick(q, gen))
-        qs.append(q)
-        feed = tokens[-1:]
-        if not continue_after(len(tokens) - 1, q):
-            return tokens, qs
+
+    def logits_after(tokens: list[int]) -> torch.Tensor:
+        ids = torch.tensor([tokens], device=model.device)
+        return model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+
+    return lengths.chain(continue_after, logits_after, feed, sampler, gen)
