@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from paradec import tree
 from paradec.drafters.base import Draft, Drafter
+from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
-from paradec.drafters.sps import MAX_K, SCHEDULES, SpeculativeSampling
+from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
 from paradec.models import tiny_model
 from paradec.sampling import Sampler

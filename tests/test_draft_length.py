@@ -166,7 +166,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path):
     draft = load_draft(f"trained:{out}", tiny_loaded)
     assert draft.model.stop_file == out / "stop.json"  # the draft brings its own predictor
     drafter = SpeculativeSampling(draft.model, k=4, draft_length="learned", threshold=0.1)
-    assert drafter.predictor.weights == stop["weights"]
+    assert drafter.schedule.predictor.weights == stop["weights"]
     model, prompt = tiny_loaded.model, [1, 5, 9, 13, 2]
     assert tokens_of(model, drafter, prompt, 16)[0] == tokens_of(model, Drafter(), prompt, 16)[0]
 

@@ -10,30 +10,23 @@ from transformers import DynamicCache
 
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
-from .draft_length import MAX_K, SCHEDULES
+from .draft_length import MAX_K
 
 
 class SpeculativeSampling(Drafter):
     name = "sps"
 
     def __init__(self, draft_model, k: int = 4, draft_length: str = "fixed", threshold: float = 0.4):
-        if draft_length not in SCHEDULES:
-            raise ValueError(f"draft_length must be one of {', '.join(SCHEDULES)}")
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}")
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError("threshold must be between 0 and 1")
         self.model = draft_model  # shared, read-only
         self.params = {"k": k, "draft_length": draft_length, "threshold": threshold}
-        # A trained draft carries the predictor fitted on its own acceptance (paradec.draft_model);
-        # any other draft borrows the shipped one: its features mean the same for every draft.
-        self.predictor = lengths.Predictor.load(getattr(draft_model, "stop_file", None)
-                                                or lengths.SHIPPED) if draft_length == "learned" else None
+        # A trained draft carries the predictor fitted on its own acceptance (paradec.draft_model).
+        self.schedule = lengths.Schedule(draft_length, k, threshold, stop_file=getattr(draft_model, "stop_file", None))
 
     def begin(self, prompt_ids):
         self.cache = DynamicCache()  # the draft's own cache, for this run only
-        self.rule = lengths.make(self.params["draft_length"], self.params["k"], self.params["threshold"],
-                                 self.predictor)
+        self.rule = self.schedule.rule()
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
