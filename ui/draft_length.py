@@ -14,10 +14,10 @@ from .style import chart, header
 RULES = ("fixed", "heuristic", "confidence", "learned")  # recorded as assets/traces/METHOD-RULE.json
 LEARNED = ("**learned** stops once a logistic regression on the draft's top probability, the margin to the second, "
            "its entropy and the position says the chance that the token is committed (the product of predicted "
-           "acceptances along the chain) is below the threshold; it was fitted on the sps draft's own accepts and "
-           "rejects on prompts it never trained on (`python -m paradec.train stop`, "
-           "`assets/drafters/sps-smollm2/stop.json`), and any other draft borrows it: its features mean the same "
-           "for every draft distribution.")
+           "acceptances along the chain, or along the branch a tree asks on) is below the threshold; it was fitted "
+           "on the sps draft's own accepts and rejects on prompts it never trained on (`python -m paradec.train "
+           "stop`, `assets/drafters/sps-smollm2/stop.json`), and any other draft borrows it: its features mean the "
+           "same for every draft distribution.")
 
 
 def compare(method: str, rules_text: str, unit: str = "tokens") -> None:

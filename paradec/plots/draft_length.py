@@ -37,19 +37,22 @@ def per_token_ms(trace: Trace) -> tuple[float, float]:
 
 
 def rows(traces: dict[str, Trace]) -> list[dict]:
-    """One row per rule: what it drafted (per step that drafted), what τ that bought, and what the
-    step times measured."""
+    """One row per rule: the settings that differ between the runs, what τ and speed the rule bought,
+    what it drafted (per step that drafted), and what the step times measured."""
+    keys = dict.fromkeys(k for t in traces.values() for k in t.params)
+    differ = [k for k in keys if len({repr(t.params.get(k)) for t in traces.values()}) > 1]
     out = []
     for name, t in traces.items():
         steps = [(n, s) for n, s in zip(lengths(t), t.steps) if s.nodes]  # EAGLE's first step drafts nothing
         (draft, verify), count = per_token_ms(t), max(1, len(steps))
         ends = finish_times(t)
-        out.append({"rule": name, "settings": ", ".join(f"{k}={v}" for k, v in t.params.items()),
-                    "τ": round(t.tau, 2), "acceptance": round(t.acceptance_rate, 2),
+        out.append({"rule": name, "settings": ", ".join(f"{k}={t.params.get(k)}" for k in differ),
+                    "τ": round(t.tau, 2),
+                    "tokens / s": round(1e3 * t.new_tokens / ends[-1], 1) if ends and ends[-1] else 0.0,
                     "draft length / step": round(sum(n for n, _ in steps) / count, 2),
                     "tokens verified / step": round(sum(len(s.nodes) for _, s in steps) / count, 2),
-                    "draft ms / token": round(draft, 1), "verify ms / token": round(verify, 1),
-                    "tokens / s": round(1e3 * t.new_tokens / ends[-1], 1) if ends and ends[-1] else 0.0})
+                    "acceptance": round(t.acceptance_rate, 2),
+                    "draft ms / token": round(draft, 1), "verify ms / token": round(verify, 1)})
     return out
 
 
