@@ -140,6 +140,18 @@ def test_learned_cuts_trees_by_the_chance_along_the_best_branch(target, folders,
         assert all(a >= b for s in drafting(steps) for a, b in zip(s.extras["chance"], s.extras["chance"][1:]))
 
 
+def test_medusa_per_head_acceptance_counts_the_steps_that_kept_that_head(target, folders):
+    from paradec.plots.medusa import head_acceptance
+    from paradec.trace import Trace
+
+    steps = generate(target, make(target, folders, "medusa", draft_length="confidence", threshold=0.5))[1]
+    trace = Trace(method="medusa", params={}, model="tiny", prompt="", prompt_ids=PROMPT, sampling={},
+                  max_new_tokens=30, steps=steps)
+    rows = head_acceptance(trace)
+    kept = [[depth(s) >= d for s in drafting(steps)] for d in range(1, len(rows) + 1)]
+    assert [r["steps"] for r in rows] == [sum(k) for k in kept] and len(set(map(sum, kept))) > 1
+
+
 @pytest.mark.parametrize("name", ["eagle", "eagle3", "medusa", "early_exit"])
 def test_bad_rules_are_one_line_errors(target, folders, name):
     with pytest.raises(ValueError, match="draft_length must be one of"):

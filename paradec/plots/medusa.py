@@ -39,15 +39,16 @@ def winner(trace: Trace, i: int) -> list[int]:
 
 
 def head_acceptance(trace: Trace) -> list[dict]:
-    """Per head d over the steps that drafted: how often its guess was accepted (the path
-    reached depth d), and how often given that head d-1's was (the chance to go one deeper)."""
-    drafted = [s for s in trace.steps if s.nodes]
-    depth = max((n.depth for s in drafted for n in s.nodes), default=0)
+    """Per head d over the steps whose tree reached depth d (a draft-length rule may keep fewer):
+    how often its guess was accepted (the path reached depth d), and how often given that head
+    d-1's was (the chance to go one deeper)."""
+    drafted = [(s, max(n.depth for n in s.nodes)) for s in trace.steps if s.nodes]
     out = []
-    for d in range(1, depth + 1):
-        reached = sum(len(s.accepted) >= d - 1 for s in drafted)
-        won = sum(len(s.accepted) >= d for s in drafted)
-        out.append({"head": d, "accepted": won, "steps": len(drafted), "rate": won / max(1, len(drafted)),
+    for d in range(1, max((top for _, top in drafted), default=0) + 1):
+        steps = [s for s, top in drafted if top >= d]
+        reached = sum(len(s.accepted) >= d - 1 for s in steps)
+        won = sum(len(s.accepted) >= d for s in steps)
+        out.append({"head": d, "accepted": won, "steps": len(steps), "rate": won / max(1, len(steps)),
                     "given_previous": won / max(1, reached)})
     return out
 
