@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from paradec import methods, tree
 from paradec.drafters import eagle_head, medusa_heads
+from paradec.drafters.draft_length import SCHEDULES
 from paradec.drafters.jacobi import INITS
-from paradec.drafters.sps import SCHEDULES
 from paradec.engine import decode
 from paradec.models import Loaded, tiny_model, truncated
 from paradec.sampling import Sampler
