@@ -132,6 +132,8 @@ PARAMS["cllm"] = PARAMS["jacobi"]
 PARAMS["early_exit"] = st.builds(lambda k, r: {"k": k, "exit_layer": 1, "adapter": "none", **r},
                                  st.integers(1, 8), rules)
 
+PARAMS["mirror"] = st.fixed_dictionaries({"k": st.integers(1, 6), "bets": st.integers(1, 8), "parallel": st.booleans()})
+
 
 def test_every_method_is_fuzzed():
     assert set(PARAMS) == set(methods.METHODS)
