@@ -133,6 +133,7 @@ def test_a_short_training_run_end_to_end(tiny_loaded, tmp_path):
     assert got.token_ids == run(tuned, "ar", PROMPT, {}, max_new_tokens=12).token_ids
 
 
+@pytest.mark.slow
 def test_embedded_cllm_equals_ar_on_the_shipped_fine_tuned_model(embedded):
     tuned = lora.target_for(embedded, "cllm", {})
     got = run(tuned, "cllm", PROMPT, {}, max_new_tokens=24)
@@ -151,3 +152,20 @@ def test_jacobi_page_shows_the_base_and_the_consistency_trained_grids_side_by_si
     assert any("Lossless only relative to the fine-tuned model" in i.value for i in at.info)
     headers = " ".join(m.value for m in at.markdown)
     assert "jacobi on SmolLM2-135M-Instruct" in headers and "cllm on SmolLM2-135M-Instruct + CLLM" in headers
+
+
+def test_bench_runs_cllm_on_its_fine_tuned_copy_next_to_jacobi(tiny_dir, adapter, tmp_path, capsys):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"prompt": "a b a b a b", "category": "copy"}))
+    code = cli.main(["bench", "--methods", f"jacobi,cllm[adapter={adapter[0]}]", "--prompts", str(prompts),
+                     "--model", str(tiny_dir), "--device", "cpu", "--max-new-tokens", "8", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and {"ar", "jacobi", f"cllm[adapter={adapter[0]}]"} <= set(report["methods"])
+
+
+def test_the_service_serves_only_the_shipped_deltas(tiny_loaded, adapter):
+    from paradec.serve import RunRequest, Service
+
+    service = Service({"tiny": tiny_loaded})
+    with pytest.raises(InputError, match="only the shipped"):
+        service.run(RunRequest(method="cllm", prompt="hi", params={"adapter": str(adapter[0])}))

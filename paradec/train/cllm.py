@@ -173,15 +173,14 @@ def command(args, argv) -> int:
     torch.set_num_threads(args.threads)
     base = load(None, "cpu", "float32")
     stored = cache_dir() / "cllm" / f"trajectories-n{args.block}-p{args.prompts}-t{args.tokens}-m{args.max_prompt_tokens}.json"
-    t0 = time.perf_counter()
-    if stored.exists():  # collected before: the base model and the prompts have not changed
-        rows = json.loads(stored.read_text())
-    else:
+    if not stored.exists():  # otherwise collected before: the base model and the prompts have not changed
+        t0 = time.perf_counter()
         rows = collect(base, training_prompts(), args.block, args.tokens, args.max_prompt_tokens, args.prompts, _progress)
+        print(file=sys.stderr)
         stored.parent.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps(rows))
-    print(file=sys.stderr)
-    collect_s = round(time.perf_counter() - t0)
+        stored.write_text(json.dumps({"seconds": round(time.perf_counter() - t0), "rows": rows}))
+    collected = json.loads(stored.read_text())
+    rows, collect_s = collected["rows"], collected["seconds"]
     model = load(None, "cpu", "float32").model  # this process's own copy: wrapped and trained
     wrapped, facts = train(model, rows, args.steps, args.states, args.rank, args.alpha, args.lr, args.ar_weight, args.seed)
     out = Path(args.out)
