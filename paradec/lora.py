@@ -63,8 +63,8 @@ def save(wrapped: dict[str, LoRALinear], folder: Path, metadata: dict) -> Path:
     return folder / WEIGHTS
 
 
-def read(folder: Path) -> tuple[dict[str, tuple[torch.Tensor, torch.Tensor]], float, dict]:
-    """-> (module name -> (A, B), scale, metadata); FileNotFoundError or ValueError when unusable."""
+def read(folder: Path) -> tuple[dict[str, tuple[torch.Tensor, torch.Tensor]], float]:
+    """-> (module name -> (A, B), scale); FileNotFoundError or ValueError when unusable."""
     path = Path(folder).expanduser() / WEIGHTS
     if not path.is_file():
         raise FileNotFoundError(f"no LoRA deltas at {path}")
@@ -78,13 +78,13 @@ def read(folder: Path) -> tuple[dict[str, tuple[torch.Tensor, torch.Tensor]], fl
     names = {k.rpartition(".")[0] for k in tensors}
     if not names or any(f"{n}.A" not in tensors or f"{n}.B" not in tensors for n in names):
         raise ValueError(f"{path} is not a LoRA file (no A/B factor pairs)")
-    return {n: (tensors[f"{n}.A"], tensors[f"{n}.B"]) for n in sorted(names)}, scale, meta
+    return {n: (tensors[f"{n}.A"], tensors[f"{n}.B"]) for n in sorted(names)}, scale
 
 
 def merged(target: Loaded, folder: Path, label: str) -> Loaded:
     """A separate copy of the target with W + scale * B A in place of every wrapped W."""
     try:
-        deltas, scale, _ = read(folder)
+        deltas, scale = read(folder)
     except (FileNotFoundError, ValueError) as e:
         raise ModelError(str(e)) from None
     model = copy.deepcopy(target.model)  # the shared base model stays as it was loaded
