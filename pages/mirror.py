@@ -29,12 +29,15 @@ HOW = """1. **Propose** a chain of *k* tokens with the draft (the first step, or
    tokens are the same: the worker's speed never changes the output.
 5. `parallel=false` runs the same drafts one after the other: the sequential baseline."""
 
-CPU_NOTE = """**On this 2-core CPU** the two workers share the machine: every torch operation of either
-uses the process's thread pool, so while the worker drafts, the verify pass has fewer cores. Drafting
-is cheap here (~2-3 ms a token against ~60-100 ms a verify pass), so hiding it can win at most the
-drafting share of a step, and only when a bet pays: the draft must have guessed the target's
-correction among its runners-up. On a GPU target, `draft_device=cpu` runs the worker on a
-CPU copy of the draft, so the two overlap on separate hardware (not yet run: no GPU was lent)."""
+CPU_NOTE = """**On this 2-core CPU** hiding the drafting can win at most its share of a step (~3 ms a draft
+token against ~100 ms a verify pass), and only when a bet pays. Compare the verify passes of the two
+runs above: with the worker drafting beside it, each verify pass gets **slower**, even with one torch
+thread per worker on its own core. The two threads share one Python interpreter (the GIL: every torch
+call of either hands it over) and the memory bus (a draft token streams ~10-20 MB of weights, a verify
+pass ~540 MB, both through the same memory): on this machine that costs the target more than the
+hidden drafting saves. PEARL and Mirror-SD put the draft on **other hardware** (another GPU, an NPU):
+on a GPU target, `draft_device=cpu` runs the worker on a CPU copy of the draft (not yet run: no GPU
+was lent), where the verify pass has the GPU to itself."""
 
 
 def params() -> dict:

@@ -3,6 +3,8 @@ on the run's own clock. Any trace has one (each step's start, draft and verify t
 trace adds the worker's drafting during the verify passes. Pure trace -> figure builders."""
 from __future__ import annotations
 
+import statistics
+
 import plotly.graph_objects as go
 
 from ..trace import Trace
@@ -74,6 +76,7 @@ def summary(trace: Trace) -> dict:
         "tokens": trace.new_tokens, "target forwards": len(trace.steps), "τ": round(trace.tau, 2),
         "tokens/s": round(trace.new_tokens / trace.wall_s, 1) if trace.wall_s else None,
         "wall ms": round(trace.wall_s * 1e3), "verify ms": total({"verify"}),
+        "verify ms / pass (median)": round(statistics.median(s.verify_ms for s in trace.steps), 1) if trace.steps else None,
         "drafting, target waits (ms)": total({"draft", "wait"}),
         "drafting during verify (ms)": total({"hit", "miss"}),
         "bets won": f"{sum(bets)}/{len(bets)}" if bets else "-",
