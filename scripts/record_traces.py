@@ -63,9 +63,13 @@ PAGES = {
     "eagle3-learned": ("eagle3", EXPLAIN, {"draft_length": "learned", "threshold": 0.3}, {}),
     # Early exit with the shipped adapter at layer 2, on the same prompt as sps and EAGLE.
     "early_exit-greedy": ("early_exit", EXPLAIN, {"k": 4}, {}),
+    # Parallel draft-and-verify with sps's draft and k, and the same drafts one after the other. On one
+    # torch thread: the worker thread then gets the second core (two workers, one core each).
+    "mirror-greedy": ("mirror", EXPLAIN, {"k": 4}, {}),
+    "mirror-sequential": ("mirror", EXPLAIN, {"k": 4, "parallel": False}, {}),
 }
 ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {}, "eagle2": {},
-         "eagle3": {}, "early_exit": {}}
+         "eagle3": {}, "early_exit": {}, "mirror": {"k": 4}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 

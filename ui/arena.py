@@ -16,7 +16,7 @@ from .style import chart, header
 PER_ROW = 5  # token streams side by side
 # method -> the draft model it needs
 METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
-           "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None}
+           "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None, "mirror": DEFAULT_DRAFT}
 
 
 def traces() -> dict[str, Trace]:
@@ -75,4 +75,6 @@ def show(runs: dict[str, Trace]) -> None:
         chart(plots.length_histogram(runs), "arena.hist")
     st.caption("Speedup compares wall times measured in the same process on this machine; on a CPU a "
                "verify pass over a few tokens costs about 1.5× a one-token pass (far more than on a GPU), "
-               "so a method gains only when τ is well above 1.5: values below 1× are real results, not bugs.")
+               "so a method gains only when τ is well above 1.5: values below 1× are real results, not bugs. "
+               "Every method runs on torch's thread pool; mirror adds a worker thread for its draft, "
+               "a second core when the pool has one thread (the recorded set).")
