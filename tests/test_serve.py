@@ -20,7 +20,7 @@ from paradec import cli, models, run, serve
 from paradec.lanes import Lane, QueueFull
 from paradec.trace import Trace
 
-TIMINGS = ("wall_s", "draft_ms", "verify_ms")
+TIMINGS = ("wall_s", "draft_ms", "verify_ms", "start_ms")
 
 
 @pytest.fixture(scope="module")
