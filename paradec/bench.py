@@ -147,8 +147,6 @@ def _record(t: Trace) -> dict:
 
 def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:
     """Hugging Face generate on the same model and prompt; it reports no forward count, so no τ."""
-    import torch
-
     from .models import encode_prompt
 
     ids = torch.tensor([encode_prompt(target.tokenizer, prompt, settings["chat"])], device=target.model.device)

@@ -150,9 +150,5 @@ class EarlyExit(Drafter):
         return logits if self.subset is None else self.subset.expand(logits)
 
     def commit(self, ctx, draft, accepted, verified):
-        # The cache holds the drafted tokens but the last; keep those that were accepted (as sps).
-        valid = len(ctx) - 1 - len(accepted) + min(len(accepted), len(draft.tokens) - 1)
-        extra = self.cache.get_seq_length() - valid
-        if extra > 0:
-            self.cache.crop(-extra)
+        lengths.keep_accepted(self.cache, ctx, len(draft.tokens), len(accepted))
         self.rule.update(len(accepted), len(draft.tokens))
