@@ -13,16 +13,13 @@ import copy
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import save_file
 from transformers.modeling_outputs import CausalLMOutputWithPast
 
-from .drafters.subset import VocabSubset
+from .drafters.subset import VocabSubset, read_weights, save_weights
 
 ASSET = Path(__file__).resolve().parents[1] / "assets" / "drafters" / "sps-smollm2"
 WEIGHTS = "model.safetensors"
 STOP = "stop.json"  # the learned draft-length rule fitted on this draft (paradec.train.stop), when there is one
-SUBSET_KEY = "subset_ids"
 
 
 class SubsetDraft(torch.nn.Module):
@@ -95,24 +92,16 @@ def own_keys(full) -> set[str]:
 def save(draft: SubsetDraft, folder: Path, metadata: dict) -> Path:
     """Write the draft's own weights (float16: half the size, no measurable loss of
     acceptance) and its subset ids to folder/model.safetensors."""
-    folder.mkdir(parents=True, exist_ok=True)
     own = own_keys(draft.full)
-    tensors = {k: v.detach().to(torch.float16).contiguous() for k, v in draft.full.state_dict().items() if k in own}
-    tensors[SUBSET_KEY] = draft.subset.ids.cpu().to(torch.int32)
-    meta = {"layers": str(draft.config.num_hidden_layers), **{k: str(v) for k, v in metadata.items()}}
-    save_file(tensors, str(folder / WEIGHTS), metadata=meta)
-    return folder / WEIGHTS
+    tensors = {k: v for k, v in draft.full.state_dict().items() if k in own}
+    return save_weights(Path(folder) / WEIGHTS, tensors, draft.subset.ids,
+                        {"layers": draft.config.num_hidden_layers, **metadata})
 
 
 def load(target_model, folder: Path = ASSET) -> SubsetDraft:
     """The trained draft stored in folder, on the target's device and dtype."""
-    path = Path(folder) / WEIGHTS
-    if not path.exists():
-        raise FileNotFoundError(f"no trained draft at {path}: train one with `python -m paradec.train draft`")
-    with safe_open(str(path), "pt") as f:
-        layers = int(f.metadata()["layers"])
-        state = {k: f.get_tensor(k) for k in f.keys()}
-    ids = state.pop(SUBSET_KEY).long()
+    meta, state, ids = read_weights(Path(folder) / WEIGHTS, "trained draft", "python -m paradec.train draft")
+    layers = int(meta["layers"])
     hidden = state["model.norm.weight"].shape[0]
     if hidden != target_model.config.hidden_size:
         raise ValueError(f"the draft at {folder} is {hidden} wide, the target {target_model.config.hidden_size}")

@@ -16,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
-from safetensors.torch import save_file
 from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
@@ -25,12 +23,11 @@ from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
 from .draft_length import MAX_K
-from .subset import VocabSubset
+from .subset import VocabSubset, read_weights, save_weights
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "early-exit-smollm2"
 WEIGHTS = "adapter.safetensors"
 STATS = "stats.json"  # the card's numbers (agreement by exit depth), what the page reads
-SUBSET_KEY = "subset_ids"
 
 
 class Adapter(nn.Module):
@@ -46,23 +43,14 @@ class Adapter(nn.Module):
 
 def save(adapter: Adapter, folder: Path, metadata: dict) -> Path:
     """The adapter's layer (float16) and subset ids; the target's weights are never stored."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tensors = {f"layer.{k}": v.detach().cpu().to(torch.float16).contiguous() for k, v in adapter.layer.state_dict().items()}
-    tensors[SUBSET_KEY] = adapter.ids.cpu().to(torch.int32)
-    meta = {"exit_layer": str(adapter.exit_layer), **{k: str(v) for k, v in metadata.items()}}
-    save_file(tensors, str(folder / WEIGHTS), metadata=meta)
-    return folder / WEIGHTS
+    tensors = {f"layer.{k}": v for k, v in adapter.layer.state_dict().items()}
+    return save_weights(Path(folder) / WEIGHTS, tensors, adapter.ids, {"exit_layer": adapter.exit_layer, **metadata})
 
 
 def load(target_model, folder: Path) -> Adapter:
     """An adapter for this target, on its device and dtype (a fresh module per call: not shared)."""
-    path = Path(folder) / WEIGHTS
-    if not path.exists():
-        raise FileNotFoundError(f"no adapter at {path}: train one with `python -m paradec.train early_exit`")
-    with safe_open(str(path), "pt") as f:
-        exit_layer = int(f.metadata()["exit_layer"])
-        state = {k: f.get_tensor(k) for k in f.keys()}
-    ids = state.pop(SUBSET_KEY)
+    meta, state, ids = read_weights(Path(folder) / WEIGHTS, "adapter", "python -m paradec.train early_exit")
+    exit_layer = int(meta["exit_layer"])
     width = state["layer.input_layernorm.weight"].shape[0]
     if width != target_model.config.hidden_size:
         raise ValueError(f"the adapter at {folder} is {width} wide, the target {target_model.config.hidden_size}")

@@ -7,7 +7,13 @@ tokens costs V'/V of that. The draft's q is then zero outside the subset, which 
 rejection sampling exact: a token q never proposes is never tested."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+SUBSET_KEY = "subset_ids"  # the subset's ids, stored beside a drafter's own weights
 
 
 class VocabSubset:
@@ -26,3 +32,22 @@ class VocabSubset:
         """(..., V') subset logits -> (..., V) full-vocabulary logits, -inf outside the subset."""
         full = logits.new_full((*logits.shape[:-1], self.vocab_size), float("-inf"))
         return full.index_copy(-1, self.ids.to(logits.device), logits)
+
+
+def save_weights(path: Path, tensors: dict[str, torch.Tensor], ids: torch.Tensor, metadata: dict) -> Path:
+    """A subset drafter's own weights (float16: half the size, no measurable loss of acceptance)
+    and its subset ids in one safetensors file; metadata values are stored as strings."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = {k: v.detach().cpu().to(torch.float16).contiguous() for k, v in tensors.items()}
+    out[SUBSET_KEY] = ids.cpu().to(torch.int32)
+    save_file(out, str(path), metadata={k: str(v) for k, v in metadata.items()})
+    return path
+
+
+def read_weights(path: Path, what: str, train_command: str) -> tuple[dict, dict[str, torch.Tensor], torch.Tensor]:
+    """-> (metadata, the drafter's own tensors, the subset ids) of a file save_weights wrote."""
+    if not path.exists():
+        raise FileNotFoundError(f"no {what} at {path}: train one with `{train_command}`")
+    with safe_open(str(path), "pt") as f:
+        meta, state = f.metadata() or {}, {k: f.get_tensor(k) for k in f.keys()}
+    return meta, state, state.pop(SUBSET_KEY).long()
