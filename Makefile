@@ -22,7 +22,7 @@ test: $(STAMP)
 # Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
 bench: $(STAMP)
 	$(BIN)/python -m paradec bench --methods pld,sps,jacobi,lookahead,medusa,eagle,eagle2,eagle3 \
-		--prompts ../shared/data/specbench_questions.jsonl --split heldout --per-category 1 --max-new-tokens 64 \
+		--prompts assets/data/specbench_questions.jsonl --split heldout --per-category 1 --max-new-tokens 64 \
 		--peers hf --out assets/bench/cpu-2core.json $(BENCH_ARGS)
 
 traces: $(STAMP)

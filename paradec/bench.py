@@ -17,7 +17,7 @@ import torch
 
 from . import bench_report, machine, methods
 from .cli import draft_spec, load_models
-from .data import SPLITS, first_turn, read_jsonl, split_of
+from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .trace import Trace
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
@@ -135,9 +135,16 @@ def _header(target, draft, args) -> dict:
         "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
         "model": target.name, "draft": draft.name if draft else None,
         "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
-        "repeats": args.repeats, "prompt_file": args.prompts, "split": args.split, "categories_kept": args.categories,
+        "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split, "categories_kept": args.categories,
         "per_category": args.per_category, "limit": args.limit,
     }
+
+
+def _shown(path: str) -> str:
+    """A prompt file as the results name it: relative to the repository when it lies inside it."""
+    root = ASSETS.parent
+    full = Path(path).resolve()
+    return str(full.relative_to(root)) if full.is_relative_to(root) else path
 
 
 def _record(t: Trace) -> dict:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+# Spec-Bench's 480 prompts, shipped in the repository (assets/data/README.md: origin and licence)
+SPECBENCH = ASSETS / "data" / "specbench_questions.jsonl"
+
 SPLITS = ("all", "train", "heldout")
 
 

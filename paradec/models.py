@@ -1,5 +1,5 @@
-"""Loading targets and drafts: the embedded SmolLM2-135M-Instruct, any Hugging Face causal
-LM by id or local path, and tiny random-weight models for tests.
+"""Loading targets and drafts: the embedded SmolLM2-135M-Instruct and any Hugging Face causal
+LM by id or local path.
 
 Loaded models are put in eval mode once and afterwards only read: runs keep their own
 KV caches, so one loaded model can serve many runs and threads."""
@@ -86,7 +86,7 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
     dtype = pick_dtype(device, dtype)
     spec = spec or EMBEDDED
     path, name = (embedded_path(), EMBEDDED_NAME) if spec == EMBEDDED else (spec, spec)
-    if spec.startswith(("/", "./", "../", "~")) and not Path(spec).expanduser().is_dir():
+    if spec.startswith(("/", ".", "~")) and not Path(spec).expanduser().is_dir():  # a path, not a hub id
         raise ModelError(f"cannot load model {spec!r}: no such folder")
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
@@ -222,19 +222,6 @@ def eos_ids(tokenizer, model) -> set[int]:
     ids = model.generation_config.eos_token_id if model.generation_config else None
     ids = ids if isinstance(ids, list) else [ids]
     return {i for i in ids + [tokenizer.eos_token_id] if i is not None}
-
-
-def tiny_model(vocab_size: int = 128, seed: int = 0, layers: int = 2, hidden: int = 64, dtype=torch.float32):
-    """A random-weight Llama for fast tests: same code paths as a real target, milliseconds a pass."""
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(
-        vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=False,
-    )
-    with torch.random.fork_rng():  # seeded weights without touching the global generator
-        torch.manual_seed(seed)
-        return LlamaForCausalLM(cfg).to(dtype).eval()
 
 
 def _first_line(e: Exception) -> str:

@@ -17,17 +17,47 @@ from .trace import Node
 
 
 def tree_attention_mask(
-    parents: list[int], cached: int, uncached: int, dtype: torch.dtype, window_sees: list[list[int]] = ()
+    parents: list[int], cached: int, uncached: int, dtype: torch.dtype, window_sees: list[list[int]] = (),
+    positions: torch.Tensor | None = None, sliding_window: int | None = None,
 ) -> torch.Tensor:
     """Float mask (1, 1, U+N+W, C+U+N+W): 0 where a query may attend, the dtype's minimum elsewhere.
     Context tokens attend causally; a node attends to all context and its own ancestors;
-    a window token to all context and the block tokens it lists."""
+    a window token to all context and the block tokens it lists. With a sliding window
+    (Mistral, Gemma-2/3, Qwen2's windowed layers), a query at position i also never sees a key at a
+    position j <= i - sliding_window: the rule the model's own mask applies, which a 4D mask replaces.
+    positions: the queries' position ids (U+N+W,); the cached keys sit at positions 0..C-1."""
     n, u = len(parents) + len(window_sees), uncached
     allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
     block = torch.tensor(tree.mask_rows(parents, window_sees), dtype=torch.bool)  # row 0 = pending
     allowed[u - 1 :, cached + u - 1 :] = block
+    if sliding_window is not None:
+        queries = positions.cpu()
+        keys = torch.cat([torch.arange(cached), queries])
+        allowed &= (queries[:, None] - keys[None, :]) < sliding_window
     mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
     return mask[None, None]
+
+
+def _masks(model, draft: Draft, cached: int, uncached: int, positions: torch.Tensor):
+    """What the verify pass hands the model as attention_mask: None for a chain (its tree mask is the
+    causal mask, which the model builds faster, sliding window included); otherwise the tree mask, or
+    for a model that mixes full and sliding-window layers one mask per layer type (the dict that
+    Hugging Face's Gemma-2/3 and Qwen2 take)."""
+    if not draft.window and tree.is_chain(draft.parents):
+        return None
+    cfg = model.config
+    window = getattr(cfg, "sliding_window", None)
+    kinds = set(getattr(cfg, "layer_types", None) or ())
+
+    def build(sliding):
+        return tree_attention_mask(draft.parents, cached, uncached, model.dtype, draft.window_sees, positions,
+                                   sliding).to(model.device)
+
+    if window is None or (kinds and "sliding_attention" not in kinds):
+        return build(None)
+    if kinds - {"sliding_attention"}:  # mixed layers: each kind gets its own rule
+        return {"full_attention": build(None), "sliding_attention": build(window)}
+    return build(window)  # every layer slides (Mistral)
 
 
 def target_forward(model, cache, uncached: list[int], draft: Draft, hidden_layers: tuple[int, ...] = ()) -> Verified:
@@ -40,12 +70,10 @@ def target_forward(model, cache, uncached: list[int], draft: Draft, hidden_layer
     device = model.device
     ids = torch.tensor([uncached + draft.tokens + draft.window], device=device)
     offsets = [len(uncached) - 1 + d for d in tree.depths(draft.parents) + draft.window_pos]
-    pos = torch.tensor([list(range(len(uncached))) + offsets], device=device) + cached
-    mask = None  # a chain's tree mask is the causal mask: let the model build it (faster)
-    if draft.window or not tree.is_chain(draft.parents):
-        mask = tree_attention_mask(draft.parents, cached, len(uncached), model.dtype, draft.window_sees).to(device)
+    pos = torch.tensor([list(range(len(uncached))) + offsets]) + cached
+    mask = _masks(model, draft, cached, len(uncached), pos[0])
     keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
-    out = model(input_ids=ids, position_ids=pos, attention_mask=mask, cache=cache, use_cache=True,
+    out = model(input_ids=ids, position_ids=pos.to(device), attention_mask=mask, cache=cache, use_cache=True,
                 logits_to_keep=keep, output_hidden_states=bool(hidden_layers))
     if not hidden_layers:
         return Verified(out.logits[0].float())

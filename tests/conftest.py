@@ -31,7 +31,8 @@ def tokenizer():
 @pytest.fixture(scope="session")
 def tiny_loaded(tokenizer):
     """A tiny random Llama over the embedded tokenizer's vocabulary, as paradec.run expects it."""
-    from paradec.models import Loaded, tiny_model
+    from paradec.models import Loaded
+    from helpers import tiny_model
 
     return Loaded(tiny_model(vocab_size=len(tokenizer)), tokenizer, "tiny", "cpu", "float32")
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from paradec.trace import TraceError
 from ui import sources
 
-APP = "../app.py"
+from helpers import APP, tiny_model
 METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py",
                 "pages/early_exit.py", "pages/mirror.py"]
 
@@ -153,7 +153,7 @@ def tiny_model_dir(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("tiny")
     tok = AutoTokenizer.from_pretrained(models.embedded_path())
-    models.tiny_model(vocab_size=len(tok)).save_pretrained(out)
+    tiny_model(vocab_size=len(tok)).save_pretrained(out)
     tok.save_pretrained(out)
     return str(out)
 

@@ -6,6 +6,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers import APP
+
 from paradec import bench_report
 from paradec.cli import main
 from ui import bench as ui_bench
@@ -105,7 +107,7 @@ def test_load_refuses_what_is_not_a_results_file(tmp_path):
 # ---------------------------------------------------------------- the Benchmark page (AppTest)
 
 def open_page(page: str, **session) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=120)
     for k, v in session.items():
         at.session_state[k] = v
     at.run()

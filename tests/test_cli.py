@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from paradec.cli import main
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.run import MAX_NEW_TOKENS, MAX_PROMPT_CHARS
 from paradec.trace import Trace
 

@@ -19,7 +19,7 @@ from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.trace import Trace
 

@@ -13,7 +13,7 @@ from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -207,6 +207,8 @@ def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
 def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
     from streamlit.testing.v1 import AppTest
 
+from helpers import APP
+
     from paradec.plots import draft_length as plots
     from ui import sources
     from ui.draft_length import RULES
@@ -222,7 +224,7 @@ def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
     assert sum(r["tokens"] for r in plots.calibration(runs["learned"])) == sum(
         len(s.extras["chance"]) for s in runs["learned"].steps[1:])
 
-    at = AppTest.from_file("../app.py", default_timeout=60).run()
+    at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("pages/eagle.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("draft" in s.value and "rules" in s.value for s in at.subheader)

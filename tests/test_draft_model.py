@@ -119,7 +119,8 @@ def test_a_draft_with_a_smaller_embedding_table(tiny_loaded):
     """Same tokenizer, fewer embedding rows (as Qwen2.5-0.5B against the 7B): q is padded with
     zeros, greedy output equals AR and sampling runs; a larger table is refused."""
     from paradec.methods import InputError
-    from paradec.models import Loaded, tiny_model
+    from paradec.models import Loaded
+    from helpers import tiny_model
     from paradec.run import run
 
     tok, vocab = tiny_loaded.tokenizer, tiny_loaded.model.config.vocab_size

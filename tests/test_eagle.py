@@ -12,7 +12,7 @@ from paradec.drafters import eagle_head
 from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.train.selfdistill import fuse_layers
 

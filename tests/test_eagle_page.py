@@ -8,6 +8,8 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from helpers import APP
+
 from paradec import methods, run
 from paradec.drafters import eagle_head
 from paradec.drafters.eagle import TREES
@@ -122,7 +124,7 @@ def test_compare_rows_and_figures(traces):
 
 
 def open_eagle(**query) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     at.run()
     at.switch_page("pages/eagle.py").run()
@@ -164,7 +166,7 @@ def test_sampled_trace_replays():
 @pytest.mark.slow
 def test_live_run_with_other_settings_lands_beside_the_recorded_run():
     """depth / top_k / total_tokens go through ui.live to a real run on the embedded model."""
-    at = AppTest.from_file("../app.py", default_timeout=180)
+    at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["sb.source"] = "live"
     at.session_state["sb.max_new"] = 8
     at.run()

@@ -8,7 +8,8 @@ from paradec.drafters.base import Drafter
 from paradec.drafters.early_exit import SHIPPED, EarlyExit
 from paradec.engine import decode
 from paradec.methods import InputError, make_drafter
-from paradec.models import Loaded, tiny_model
+from paradec.models import Loaded
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.selfdistill import generate_shards

@@ -10,7 +10,7 @@ import torch
 
 from paradec import methods
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 
 pytestmark = pytest.mark.usefixtures("one_thread")

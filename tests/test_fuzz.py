@@ -25,7 +25,8 @@ from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.draft_length import SCHEDULES
 from paradec.drafters.jacobi import INITS
 from paradec.engine import decode
-from paradec.models import Loaded, tiny_model, truncated
+from paradec.models import Loaded, truncated
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.trace import Trace
 

@@ -11,7 +11,7 @@ from paradec.drafters.base import Draft, Drafter
 from paradec.drafters.jacobi import INITS, Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.tree import ancestors, mask_rows
 from paradec.verify import target_forward

@@ -11,7 +11,7 @@ from paradec.drafters import medusa_heads
 from paradec.drafters.base import Draft, Drafter
 from paradec.drafters.medusa import SHIPPED, TREES, Medusa
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.verify import accept
 

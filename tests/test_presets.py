@@ -163,7 +163,9 @@ def live_app():
     """The whole app in live mode, on this machine's device."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file("../app.py", default_timeout=120)
+from helpers import APP
+
+    at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["sb.source"] = "live"
     return at.run()
 

@@ -6,6 +6,8 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from helpers import APP
+
 from paradec import machine, roofline, speccost
 from paradec.plots import roofline as plots
 from paradec.roofline import HARDWARE, MODELS
@@ -151,7 +153,7 @@ def test_figures_build():
 
 
 def open_roofline(**session) -> AppTest:
-    at = AppTest.from_file("../app.py", default_timeout=120)
+    at = AppTest.from_file(APP, default_timeout=120)
     for k, v in session.items():
         at.session_state[k] = v
     at.run()

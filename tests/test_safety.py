@@ -10,6 +10,8 @@ import transformers
 
 from paradec import models
 
+from helpers import tiny_model
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(p for d in ("paradec", "ui", "pages", "scripts") for p in (ROOT / d).rglob("*.py")) + [ROOT / "app.py"]
 FORBIDDEN = {
@@ -54,7 +56,7 @@ def fake_gguf(monkeypatch, tmp_path, tiny_loaded):
         calls.append(src)
         if fail:
             raise RuntimeError("killed")
-        return models.tiny_model(vocab_size=len(tiny_loaded.tokenizer))
+        return tiny_model(vocab_size=len(tiny_loaded.tokenizer))
 
     def tokenizer(src, gguf_file=None, **kw):
         assert gguf_file == models.EMBEDDED_GGUF

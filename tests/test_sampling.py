@@ -31,7 +31,7 @@ from paradec.drafters.sps import SpeculativeSampling
 from paradec.drafters.subset import VocabSubset
 from paradec.draft_model import SubsetDraft
 from paradec.engine import decode
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler, residual
 from paradec.verify import accept
 

@@ -7,7 +7,7 @@ from transformers import DynamicCache
 
 from paradec import tree
 from paradec.drafters.base import Draft
-from paradec.models import tiny_model
+from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.verify import accept, compact, target_forward, tree_attention_mask
 

@@ -18,7 +18,7 @@ from .style import chart, header
 
 BENCH_DIR = Path(__file__).resolve().parents[1] / "assets" / "bench"
 HOW_TO = ("python -m paradec bench --methods pld,sps,jacobi,lookahead,medusa --prompts "
-          "../shared/data/specbench_questions.jsonl --split heldout --per-category 1 --peers hf "
+          "assets/data/specbench_questions.jsonl --split heldout --per-category 1 --peers hf "
           "--out assets/bench/NAME.json")
 
 

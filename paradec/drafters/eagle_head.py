@@ -104,6 +104,7 @@ class EagleHead(nn.Module):
         super().__init__()
         if version not in (1, 3):
             raise ValueError("an EAGLE head is version 1 or 3")
+        cfg = layer_config(cfg)  # a Mistral or Qwen2 target's shape, as the Llama parts read it
         H = cfg.hidden_size
         self.version, self.hidden_size = version, H
         self.fc = nn.Linear(2 * H, H, bias=True) if version == 1 else nn.Linear(3 * H, H, bias=False)
@@ -134,6 +135,17 @@ class EagleHead(nn.Module):
         return out @ target_rows.T
 
 
+LAYER_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
+              "rms_norm_eps", "rope_theta", "max_position_embeddings", "hidden_act", "vocab_size", "rope_parameters")
+
+
+def layer_config(cfg):
+    """The Llama config of the head's layer: the target's shape, whatever the target's family."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(**{k: getattr(cfg, k) for k in LAYER_KEYS if getattr(cfg, k, None) is not None})
+
+
 WEIGHT_FILES = ("head.safetensors", "model.safetensors", "pytorch_model.bin")
 OFFICIAL_PREFIX = {"layers.0.": "layer.", "midlayer.": "layer."}  # EAGLE-1 / EAGLE-3 checkpoints
 
@@ -149,9 +161,7 @@ def save(head: EagleHead, folder, cfg, meta: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in head.state_dict().items()}
     save_file(state, str(folder / "head.safetensors"))
-    keys = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
-            "rms_norm_eps", "rope_theta", "max_position_embeddings", "hidden_act", "vocab_size", "rope_parameters")
-    layer = {k: getattr(cfg, k) for k in keys if getattr(cfg, k, None) is not None}
+    layer = {k: getattr(cfg, k) for k in LAYER_KEYS if getattr(cfg, k, None) is not None}
     (folder / "config.json").write_text(json.dumps({"eagle_version": head.version, **layer, **meta}, indent=1))
 
 

@@ -18,17 +18,16 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from ..data import first_turn, read_jsonl, split_of
+from ..data import ASSETS, SPECBENCH, first_turn, read_jsonl, split_of
 from ..models import Loaded, encode_prompt
 
-SPECBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "specbench_questions.jsonl"
-EXTRA_PROMPTS = Path(__file__).resolve().parents[2] / "assets" / "train_prompts.jsonl"
+EXTRA_PROMPTS = ASSETS / "train_prompts.jsonl"
 
 
 def training_prompts(specbench: Path = SPECBENCH, extra: Path = EXTRA_PROMPTS, seed: int = 0) -> list[str]:
     """Spec-Bench's training split plus the prompts the repo ships, never the held-out split,
     in a seeded shuffle so that any first N prompts mix all categories."""
-    rows = [r for r in read_jsonl(specbench) if split_of(r) == "train"] if specbench.exists() else []
+    rows = [r for r in read_jsonl(specbench) if split_of(r) == "train"]
     rows += read_jsonl(extra) if extra.exists() else []
     prompts = [p for p in map(first_turn, rows) if p]
     random.Random(seed).shuffle(prompts)

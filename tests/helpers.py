@@ -1,0 +1,24 @@
+"""What the tests build and share: the app's path and tiny random-weight models.
+
+Test-only code lives here, not in the library: the library never builds a model nobody trained."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")  # AppTest.from_file takes the app by its full path
+
+
+def tiny_model(vocab_size: int = 128, seed: int = 0, layers: int = 2, hidden: int = 64, dtype=torch.float32):
+    """A random-weight Llama for fast tests: same code paths as a real target, milliseconds a pass."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=vocab_size, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=False,
+    )
+    with torch.random.fork_rng():  # seeded weights without touching the global generator
+        torch.manual_seed(seed)
+        return LlamaForCausalLM(cfg).to(dtype).eval()

@@ -1,0 +1,44 @@
+"""The repository stands alone: a clone with nothing beside it runs, builds and tests. No code,
+Makefile, README, Dockerfile, script or test names a path outside the repository's own folder."""
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTSIDE = [
+    re.compile(r"\.\./"),  # a relative path that climbs out (../shared, ../data, ...)
+    re.compile(r"parents\[\d+\]\s*\.\s*parent\b"),  # Path(__file__).parents[N].parent: the folder beside
+    re.compile(r"(\.parent\s*){3,}"),  # the same, climbed one .parent at a time
+    re.compile(r"os\.pardir|\.\.[\\/]"),
+]
+# What a person cloning the repository runs or reads to build it (data files are not code).
+CHECKED = ["*.py", "Makefile", "Dockerfile", "*.md", "*.sh", "*.toml", "*.ini", "*.txt", "*.yml", "*.yaml", ".ci/*"]
+EXEMPT = {"tests/test_standalone.py"}  # the patterns themselves
+
+
+def _tracked() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-z", "--", *CHECKED], cwd=ROOT, capture_output=True, text=True)
+    files = out.stdout.split("\0") if out.returncode == 0 else []
+    if not files:  # not a git checkout (an exported copy): walk the folder
+        files = [str(p.relative_to(ROOT)) for pat in CHECKED for p in ROOT.rglob(pat) if ".venv" not in p.parts]
+    return [ROOT / f for f in files if f and f not in EXEMPT]
+
+
+def test_nothing_refers_to_a_path_outside_the_repository():
+    hits = []
+    for path in _tracked():
+        if not path.is_file():
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if any(p.search(line) for p in OUTSIDE):
+                hits.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:100]}")
+    assert not hits, "paths outside the repository:\n" + "\n".join(hits)
+
+
+def test_the_check_catches_what_it_should():
+    bad = ['SPEC = Path(__file__).resolve().parents[2].parent / "shared"', "cat ../shared/data/x.jsonl",
+           "p = here.parent.parent.parent / 'x'"]
+    good = ['ASSETS = Path(__file__).resolve().parents[1] / "assets"', "a / b", "x = 1 .. 2"]
+    assert all(any(p.search(s) for p in OUTSIDE) for s in bad)
+    assert not any(p.search(s) for p in OUTSIDE for s in good)
+
