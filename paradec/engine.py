@@ -14,7 +14,7 @@ from transformers import DynamicCache
 from .drafters.base import Drafter
 from .sampling import Sampler
 from .trace import Step
-from .verify import accept, compact, target_forward
+from .verify import accept, compact, record, target_forward
 
 
 @torch.inference_mode()
@@ -45,18 +45,22 @@ def decode(
         tokens = [draft.tokens[i] for i in out.path] + [out.last]
         origins = ["accepted"] * len(out.path) + [out.last_origin]
         tokens, origins = _clip(tokens, origins, max_new_tokens - produced, eos_ids)
-        t2 = time.perf_counter()
-        step = Step(
-            index=index, context_len=len(ctx), nodes=out.nodes, accepted=out.path, tokens=tokens, origins=origins,
-            last_p_top=out.last_p_top, residual_top=out.residual_top, draft_forwards=draft.forwards,
-            verified=len(uncached) + len(draft.tokens) + len(draft.window), draft_ms=(t1 - t0) * 1e3, verify_ms=(t2 - t1) * 1e3,
-            start_ms=(t0 - origin) * 1e3, extras=draft.extras,
-        )
         ctx += tokens
+        drafter.commit(ctx, draft, out.path, verified)
+        t2 = time.perf_counter()  # the decoding ends here; what follows is the trace's bookkeeping
+        nodes, last_p_top, residual_top = record(draft, verified.logits, out, sampler)
+        accepted = out.path[: len(tokens)]  # what the budget or an end-of-sequence token cut was never committed
+        for i in out.path[len(accepted):]:
+            nodes[i].status = "unreached"
+        step = Step(
+            index=index, context_len=len(ctx) - len(tokens), nodes=nodes, accepted=accepted, tokens=tokens,
+            origins=origins, last_p_top=last_p_top, residual_top=residual_top, draft_forwards=draft.forwards,
+            verified=len(uncached) + len(draft.tokens) + len(draft.window), draft_ms=(t1 - t0) * 1e3,
+            verify_ms=(t2 - t1) * 1e3, start_ms=(t0 - origin) * 1e3, extras=draft.extras,
+        )
         produced += len(tokens)
         index += 1
         uncached = [out.last]  # the bonus token's KV is computed by the next verify pass
-        drafter.commit(ctx, draft, out.path, verified)
         yield step
         if tokens[-1] in eos_ids:
             return

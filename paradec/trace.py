@@ -53,8 +53,8 @@ class Step:
     target_forwards: int = 1
     draft_forwards: int = 0
     verified: int = 1  # tokens in the verify pass (the pending token plus every node)
-    draft_ms: float = 0.0
-    verify_ms: float = 0.0
+    draft_ms: float = 0.0  # propose(): the drafter's work before the verify pass
+    verify_ms: float = 0.0  # the verify pass, acceptance, the KV cache's compaction and the drafter's commit()
     start_ms: float = 0.0  # when propose() began, from the start of the run (the timeline's clock)
     extras: dict = field(default_factory=dict)  # method-specific (e.g. Jacobi window, n-gram pool)
 
@@ -78,7 +78,7 @@ class Trace:
     token_text: dict = field(default_factory=dict)  # str(token id) -> decoded text
     draft_model: str | None = None
     text: str = ""
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # the decoding's time: the sum of the steps' draft_ms and verify_ms, in seconds
     device: str = "cpu"
     dtype: str = "float32"
     schema: int = SCHEMA_VERSION

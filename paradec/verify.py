@@ -98,13 +98,29 @@ def compact(cache, prefix: int, keep: list[int]) -> None:
 
 
 @dataclass
+class Test:
+    """One drafted node the verifier tested: against which distribution, and the draw."""
+
+    node: int
+    row: int  # the logits row of its parent
+    p: torch.Tensor | None  # the target's p it was tested against (a residual for a later sibling); greedy: None
+    q: torch.Tensor | None  # the draft's q (None: a deterministic proposal, q one-hot)
+    accept_prob: float | None = None  # min(1, p/q) when sampling
+    u: float | None = None
+
+
+@dataclass
 class Outcome:
+    """What accept() decides. The trace's per-node p, q and top-k lists are not computed here but by
+    record(), after the timed region: what is timed is the decision, not its bookkeeping."""
+
     path: list[int] = field(default_factory=list)  # accepted node indices, root first
-    nodes: list[Node] = field(default_factory=list)
+    status: list[str] = field(default_factory=list)  # per node: accepted | rejected | unreached
     last: int = 0  # the token the target adds after the path
     last_origin: str = "target"  # bonus | resampled | target
-    last_p_top: list = field(default_factory=list)
-    residual_top: list | None = None
+    tests: list[Test] = field(default_factory=list)
+    last_row: int = 0  # where the last token was drawn: the logits row,
+    last_p: torch.Tensor | None = None  # and, when sampling after a rejection, the residual it was drawn from
 
 
 def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome:
@@ -114,44 +130,77 @@ def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome
     is accepted with probability min(1, p/q); on rejection p becomes norm(max(0, p - q)) and
     the next sibling is tried (a chain has one child per node: plain speculative sampling).
     A deterministic proposal has a one-hot q, so it is accepted with probability p(token)."""
-    depth = tree.depths(draft.parents)
-    nodes = [Node(token=t, parent=par, depth=d) for t, par, d in zip(draft.tokens, draft.parents, depth)]
-    out = Outcome(nodes=nodes)
+    out = Outcome(status=["unreached"] * len(draft.tokens))
     if draft.typical and not sampler.greedy:  # at temperature 0 typical acceptance is greedy
         return _accept_typical(draft, logits, sampler, gen, out)
     kids = tree.children(draft.parents)
     cur = -1
     while True:
-        p = sampler.probs(logits[cur + 1])
-        p_top = first_top = top_list(p)
-        rejected, chosen = False, None
-        for c in kids[cur]:
-            node, q = nodes[c], draft.q[c] if draft.q else None
-            q = one_hot(node.token, p) if q is None else pad_to(q, p)
-            node.p, node.p_top = round(float(p[node.token]), 6), p_top
-            node.q, node.q_top = round(float(q[node.token]), 6), top_list(q)
-            if sampler.greedy:
-                ok = node.token == int(torch.argmax(p))
-            else:
-                node.accept_prob = min(1.0, float(p[node.token]) / max(float(q[node.token]), 1e-30))
-                node.u = float(torch.rand((), generator=gen))
-                ok = node.u < node.accept_prob
-            node.status = "accepted" if ok else "rejected"
-            if ok:
-                chosen = c
-                break
-            rejected = True
-            if not sampler.greedy:  # the next sibling is tested against what is left of p
-                p = residual(p, q)
-                p_top = top_list(p)
+        row = cur + 1
+        chosen = _greedy_child(draft, kids[cur], logits[row], out) if sampler.greedy else \
+            _sampled_child(draft, kids[cur], sampler.probs(logits[row]), row, gen, out)
         if chosen is None:
-            out.last = sampler.pick(p, gen)
+            rejected = any(t.row == row for t in out.tests)
+            out.last_row = row
+            out.last = int(torch.argmax(logits[row])) if sampler.greedy else sampler.pick(out.last_p, gen)
             out.last_origin = "resampled" if rejected else ("bonus" if out.path else "target")
-            out.last_p_top = first_top
-            out.residual_top = p_top if rejected and not sampler.greedy else None
             return out
         out.path.append(chosen)
         cur = chosen
+
+
+def _greedy_child(draft: Draft, kids: list[int], logits: torch.Tensor, out: Outcome) -> int | None:
+    """The first child that is the target's argmax; the siblings tested before it are rejected."""
+    best = int(torch.argmax(logits))
+    for c in kids:
+        out.tests.append(Test(c, draft.parents[c] + 1, None, draft.q[c] if draft.q else None))
+        out.status[c] = "accepted" if draft.tokens[c] == best else "rejected"
+        if out.status[c] == "accepted":
+            return c
+    return None
+
+
+def _sampled_child(draft: Draft, kids: list[int], p: torch.Tensor, row: int, gen, out: Outcome) -> int | None:
+    """Rejection sampling over the children in turn; out.last_p is what is left of p at the end."""
+    for c in kids:
+        token, q = draft.tokens[c], draft.q[c] if draft.q else None
+        q_token = 1.0 if q is None else float(q[token])  # a deterministic proposal: q is one-hot
+        test = Test(c, row, p, q, min(1.0, float(p[token]) / max(q_token, 1e-30)), float(torch.rand((), generator=gen)))
+        out.tests.append(test)
+        out.status[c] = "accepted" if test.u < test.accept_prob else "rejected"
+        if out.status[c] == "accepted":
+            return c
+        p = residual(p, one_hot(token, p) if q is None else pad_to(q, p))  # the next sibling meets what is left
+    out.last_p = p
+    return None
+
+
+def record(draft: Draft, logits: torch.Tensor, out: Outcome, sampler: Sampler) -> tuple[list[Node], list, list | None]:
+    """The trace's view of a decided step: each node with the p and q it was tested with (probability of
+    its token and top-k lists), the top-k of p where the last token was drawn, and of the residual
+    it was drawn from after a rejection. Bookkeeping only: the engine runs it outside the timed region."""
+    nodes = [Node(token=t, parent=par, depth=d, status=st)
+             for t, par, d, st in zip(draft.tokens, draft.parents, tree.depths(draft.parents), out.status)]
+    tops, rows = {}, {}  # one top-k list per distinct distribution, one softmax per row
+
+    def p_of(row):
+        if row not in rows:
+            rows[row] = sampler.probs(logits[row])
+        return rows[row]
+
+    def top(dist):
+        if id(dist) not in tops:
+            tops[id(dist)] = top_list(dist)
+        return tops[id(dist)]
+
+    for t in out.tests:
+        node, p = nodes[t.node], p_of(t.row) if t.p is None else t.p
+        node.p, node.p_top = round(float(p[node.token]), 6), top(p)
+        node.q, node.q_top = (1.0, [[node.token, 1.0]]) if t.q is None else (round(float(t.q[node.token]), 6), top(t.q))
+        node.accept_prob, node.u = t.accept_prob, t.u
+    last_p_top = top(p_of(out.last_row))
+    residual_top = top(out.last_p) if out.last_origin == "resampled" and not sampler.greedy else None
+    return nodes, last_p_top, residual_top
 
 
 def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, out: Outcome) -> Outcome:
@@ -161,29 +210,30 @@ def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, o
     p after it. No rejection sampling: the output distribution is not exactly the target's.
     Each tested node's threshold goes to draft.extras["threshold"]."""
     eps, delta = draft.typical
-    passed, score, thresholds = {}, {-1: 0.0}, [None] * len(out.nodes)
-    rows = {}  # row -> (p, its top-k), each computed once
-    for i, node in enumerate(out.nodes):  # parents come before children
-        par = draft.parents[i]
+    passed, score, thresholds = {}, {-1: 0.0}, [None] * len(draft.tokens)
+    rows = {}  # row -> p, each computed once
+    for i, (token, par) in enumerate(zip(draft.tokens, draft.parents)):  # parents come before children
         if par >= 0 and not passed[par]:
             passed[i] = False  # unreached: its parent failed
             continue
         if par + 1 not in rows:
-            p = sampler.probs(logits[par + 1])
-            rows[par + 1] = p, top_list(p)
-        p, node.p_top = rows[par + 1]
+            rows[par + 1] = sampler.probs(logits[par + 1])
+        p = rows[par + 1]
         entropy = -float((p * torch.log(p + 1e-5)).sum())  # Medusa's own formula
         thresholds[i] = round(min(eps, delta * math.exp(-entropy)), 6)
-        p_token = float(p[node.token])
-        node.p, node.status = round(p_token, 6), "rejected"
+        p_token = float(p[token])
+        out.tests.append(Test(i, par + 1, p, draft.q[i] if draft.q else None))
+        out.status[i] = "rejected"
         passed[i] = p_token > min(eps, delta * math.exp(-entropy))
         score[i] = score[par] + math.log(max(p_token, 1e-30))
-    best = max((i for i in passed if passed[i]), key=lambda i: (out.nodes[i].depth, score[i]), default=None)
+    depth = tree.depths(draft.parents)
+    best = max((i for i in passed if passed[i]), key=lambda i: (depth[i], score[i]), default=None)
     out.path = tree.ancestors(draft.parents, best) if best is not None else []
     for i in out.path:
-        out.nodes[i].status = "accepted"
+        out.status[i] = "accepted"
     draft.extras["threshold"] = thresholds
-    p = sampler.probs(logits[out.path[-1] + 1 if out.path else 0])
-    out.last, out.last_origin = sampler.pick(p, gen), "bonus" if out.path else "target"
-    out.last_p_top = top_list(p)
+    out.last_row = out.path[-1] + 1 if out.path else 0
+    p = rows[out.last_row] if out.last_row in rows else sampler.probs(logits[out.last_row])
+    out.last = sampler.pick(p, gen)
+    out.last_origin = "bonus" if out.path else "target"
     return out

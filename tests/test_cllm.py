@@ -14,7 +14,7 @@ from paradec.drafters.base import Drafter
 from paradec.engine import decode
 from paradec.methods import InputError
 from paradec.models import Loaded, ModelError
-from helpers import tiny_model
+from helpers import APP, tiny_model
 from paradec.run import run
 from paradec.sampling import Sampler
 from paradec.train import cllm as train_cllm
@@ -144,8 +144,6 @@ def test_embedded_cllm_equals_ar_on_the_shipped_fine_tuned_model(embedded):
 
 def test_jacobi_page_shows_the_base_and_the_consistency_trained_grids_side_by_side():
     from streamlit.testing.v1 import AppTest
-
-from helpers import APP
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()

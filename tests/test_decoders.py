@@ -124,9 +124,15 @@ def test_self_draft_is_always_accepted(models):
     out, steps = generate(models["target"], SpeculativeSampling(models["self"], k=k), REPEAT, n)
     assert out == ar(models, REPEAT, n)
     t = trace_of(steps)
-    assert t.acceptance_rate == 1.0
+    assert trace_of(steps[:-1]).acceptance_rate == 1.0
     assert [len(s.tokens) for s in steps] == [k + 1] * (n // (k + 1)) + [n % (k + 1)] * bool(n % (k + 1))
     assert t.tau == n / len(steps)
+    # The budget leaves the last step room for 2 tokens: the target accepts all 4 drafts, but only
+    # the 2 that are committed count as accepted; the other 2 were never reached.
+    last = steps[-1]
+    assert last.accepted == [0, 1] and last.origins == ["accepted", "accepted"]
+    assert [nd.status for nd in last.nodes] == ["accepted", "accepted", "unreached", "unreached"]
+    assert t.accepted_drafts == len(out) - len(steps) + 1
 
 
 def test_never_agreeing_draft_is_never_accepted(models):

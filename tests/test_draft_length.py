@@ -12,7 +12,7 @@ from paradec.drafters.base import Drafter
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
 from paradec.models import load_draft
-from helpers import tiny_model
+from helpers import APP, tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.selfdistill import generate_shards
@@ -210,8 +210,6 @@ def test_calibration_of_a_hand_made_trace():
 
 def test_the_sps_page_shows_the_comparison():
     from streamlit.testing.v1 import AppTest
-
-from helpers import APP
 
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("pages/sps.py").run()

@@ -13,7 +13,7 @@ from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa
 from paradec.engine import decode
-from helpers import tiny_model
+from helpers import APP, tiny_model
 from paradec.sampling import Sampler
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -206,8 +206,6 @@ def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
 
 def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
     from streamlit.testing.v1 import AppTest
-
-from helpers import APP
 
     from paradec.plots import draft_length as plots
     from ui import sources

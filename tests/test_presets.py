@@ -6,6 +6,7 @@ import pytest
 
 from paradec import hub, presets
 from paradec.presets import DeviceInfo, Model
+from helpers import APP
 
 GiB = 2**30
 H100 = DeviceInfo("cuda", "NVIDIA H100 80GB HBM3", 80 * GiB, (9, 0), 132)
@@ -162,8 +163,6 @@ def test_progress_hook_sees_every_byte_update():
 def live_app():
     """The whole app in live mode, on this machine's device."""
     from streamlit.testing.v1 import AppTest
-
-from helpers import APP
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["sb.source"] = "live"

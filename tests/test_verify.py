@@ -9,7 +9,7 @@ from paradec import tree
 from paradec.drafters.base import Draft
 from helpers import tiny_model
 from paradec.sampling import Sampler
-from paradec.verify import accept, compact, target_forward, tree_attention_mask
+from paradec.verify import accept, compact, record, target_forward, tree_attention_mask
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -134,11 +134,16 @@ def test_greedy_accepts_the_longest_agreeing_path_trying_siblings_in_order():
     # P -> a(10), P -> b(20); b -> c(30), b -> d(40); d -> e(50)
     draft = Draft(tokens=[10, 20, 30, 40, 50], parents=[-1, -1, 1, 1, 3])
     # target argmax: after P 20 (b), after a 1, after b 40 (d), after c 1, after d 50 (e), after e 7
-    out = accept(draft, _logits([20, 1, 40, 1, 50, 7]), Sampler(), None)
+    logits = _logits([20, 1, 40, 1, 50, 7])
+    out = accept(draft, logits, Sampler(), None)
     assert out.path == [1, 3, 4]
     assert out.last == 7 and out.last_origin == "bonus"
-    assert [n.status for n in out.nodes] == ["rejected", "accepted", "rejected", "accepted", "accepted"]
-    assert [n.depth for n in out.nodes] == [1, 1, 2, 2, 3]
+    assert out.status == ["rejected", "accepted", "rejected", "accepted", "accepted"]
+    nodes, last_top, residual_top = record(draft, logits, out, Sampler())  # the trace's view, built afterwards
+    assert [n.status for n in nodes] == out.status and [n.depth for n in nodes] == [1, 1, 2, 2, 3]
+    assert nodes[0].p == pytest.approx(float(torch.softmax(logits[0], -1)[10]), abs=1e-6)  # tested after P
+    assert nodes[2].p_top[0][0] == 40 and nodes[4].p_top[0][0] == 50  # each node's p is its parent's row
+    assert last_top[0][0] == 7 and residual_top is None
 
 
 def test_greedy_rejects_everything():
@@ -146,12 +151,12 @@ def test_greedy_rejects_everything():
     out = accept(draft, _logits([12, 11, 3]), Sampler(), None)
     assert out.path == []
     assert out.last == 12 and out.last_origin == "resampled"
-    assert [n.status for n in out.nodes] == ["rejected", "unreached"]
+    assert out.status == ["rejected", "unreached"]
 
 
 def test_no_draft_is_one_target_token():
     out = accept(Draft(), _logits([33]), Sampler(), None)
-    assert out.path == [] and out.nodes == []
+    assert out.path == [] and out.status == []
     assert out.last == 33 and out.last_origin == "target"
 
 
