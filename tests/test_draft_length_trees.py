@@ -173,7 +173,7 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
     """The first three tokens against plain autoregressive sampling (chi-square, as test_eagle's):
     the rule shapes the draft from q alone, and the verifier's rejection stays exact."""
     from test_eagle import _sample
-    from test_sampling import ALPHA, two_sample_pvalue
+    from stats import ALPHA, two_sample_pvalue
 
     model = tiny_model(16, seed=0, layers=2, hidden=32)
     with torch.no_grad():

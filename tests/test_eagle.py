@@ -221,7 +221,7 @@ def test_sampling_keeps_the_targets_distribution(sharp, ar_counts, tmp_path, cls
     """The first three tokens (the second and third from the tree) against plain autoregressive
     sampling: chi-square two-sample test at 1e-3. A head of untrained (default-initialised)
     weights: its guesses are the target's feature passed through, often accepted."""
-    from test_sampling import ALPHA, two_sample_pvalue
+    from stats import ALPHA, two_sample_pvalue
 
     with torch.random.fork_rng():  # the same default-initialised head whatever ran before
         torch.manual_seed(0)

@@ -243,7 +243,7 @@ def test_sampling_keeps_the_targets_distribution(tmp_path):
     acceptance against plain autoregressive sampling: chi-square two-sample test at 1e-3."""
     from collections import Counter
 
-    from test_sampling import ALPHA, two_sample_pvalue
+    from stats import ALPHA, two_sample_pvalue
 
     v, runs = 16, 1000
     model = tiny_model(v, seed=0, layers=1, hidden=32)

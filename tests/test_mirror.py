@@ -114,7 +114,7 @@ def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
     """Three tokens with k=1: the third is the worker's chain whenever its bet paid (always
     tried with draft=self, where bets mostly pay). Chi-square two-sample test at 1e-3 against
     plain autoregressive sampling."""
-    from test_sampling import ALPHA, two_sample_pvalue
+    from stats import ALPHA, two_sample_pvalue
 
     target = models["target"]
     got = _counts(target, lambda: Mirror(models[draft], k=1), 0)

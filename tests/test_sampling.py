@@ -16,7 +16,6 @@ random seed a correct implementation would fail each one with probability 1e-3.
 test_the_test_has_power shows the same test catching a classic bug (resampling from p
 instead of the residual) at these sample sizes.
 """
-import math
 from collections import Counter
 
 import pytest
@@ -32,75 +31,11 @@ from paradec.drafters.subset import VocabSubset
 from paradec.draft_model import SubsetDraft
 from paradec.engine import decode
 from helpers import tiny_model
+from stats import ALPHA, chi2_sf, gof_pvalue, two_sample_pvalue
 from paradec.sampling import Sampler, residual
 from paradec.verify import accept
 
 pytestmark = pytest.mark.usefixtures("one_thread")
-
-ALPHA = 1e-3
-MIN_EXPECTED = 5
-
-
-# ---------------------------------------------------------------- statistics, self-contained
-
-def chi2_sf(x: float, df: int) -> float:
-    """P(X >= x) for X ~ chi-square(df), df an integer: exact closed forms of the
-    regularized upper incomplete gamma Q(df/2, x/2) (Poisson sum for even df, erfc plus
-    a half-integer series for odd df)."""
-    y = x / 2
-    if df % 2 == 0:
-        term = total = math.exp(-y)
-        for i in range(1, df // 2):
-            term *= y / i
-            total += term
-        return min(1.0, total)
-    total = math.erfc(math.sqrt(y))
-    term = math.exp(-y) * math.sqrt(y) / math.gamma(1.5)
-    for j in range(1, (df - 1) // 2 + 1):
-        total += term
-        term *= y / (j + 0.5)
-    return min(1.0, total)
-
-
-def _merge_small(columns: list[list[float]], size) -> list[list[float]]:
-    """Merge the columns with the smallest expected counts until each reaches MIN_EXPECTED."""
-    out, acc = [], None
-    for col in sorted(columns, key=size):
-        acc = col if acc is None else [a + b for a, b in zip(acc, col)]
-        if size(acc) >= MIN_EXPECTED:
-            out.append(acc)
-            acc = None
-    if acc is not None:  # a small remainder joins the smallest full bin
-        if out:
-            out[0] = [a + b for a, b in zip(out[0], acc)]
-        else:
-            out.append(acc)
-    return out
-
-
-def gof_pvalue(counts: Counter, probs: dict) -> float:
-    """Chi-square goodness of fit of observed counts to exact category probabilities."""
-    n = sum(counts.values())
-    cats = set(counts) | set(probs)
-    bins = _merge_small([[counts.get(c, 0), n * probs.get(c, 0.0)] for c in cats], size=lambda col: col[1])
-    assert len(bins) >= 2, "too few samples for a test"
-    stat = sum((o - e) ** 2 / e for o, e in bins)
-    return chi2_sf(stat, len(bins) - 1)
-
-
-def two_sample_pvalue(a: Counter, b: Counter) -> float:
-    """Chi-square test that two samples of categories come from one distribution (2 x K table)."""
-    na, nb = sum(a.values()), sum(b.values())
-    n = na + nb
-    cats = set(a) | set(b)
-    bins = _merge_small([[a.get(c, 0), b.get(c, 0)] for c in cats], size=lambda col: min(na, nb) * sum(col) / n)
-    assert len(bins) >= 2, "too few samples for a test"
-    stat = 0.0
-    for oa, ob in bins:
-        ea, eb = na * (oa + ob) / n, nb * (oa + ob) / n
-        stat += (oa - ea) ** 2 / ea + (ob - eb) ** 2 / eb
-    return chi2_sf(stat, len(bins) - 1)
-
 
 @pytest.mark.parametrize(
     "x, df, expected",  # textbook critical values
