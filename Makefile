@@ -1,10 +1,11 @@
 # make run: set up .venv if needed and start the app. make test: set up and run every test.
+# make check: the fast tier for the edit-run loop (no embedded model, browser or large samples).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test setup bench traces clean
+.PHONY: run test check setup bench traces clean
 
 # The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
 $(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
@@ -18,6 +19,9 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+check: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" tests
 
 # Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
 bench: $(STAMP)

@@ -123,7 +123,8 @@ def test_imported_trace_is_replayed_and_can_be_dropped():
     at.switch_page("pages/pld.py").run()
     assert not at.exception and at.button(key="pld.drop")
     at.button(key="pld.drop").click().run()
-    assert not at.exception and sources.IMPORTED not in at.session_state or not at.session_state[sources.IMPORTED]
+    assert not at.exception
+    assert sources.IMPORTED not in at.session_state or not at.session_state[sources.IMPORTED]
 
 
 def live_app(**sidebar) -> AppTest:
@@ -146,15 +147,10 @@ def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page():
 
 
 @pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    from transformers import AutoTokenizer
-
-    from paradec import models
-
+def tiny_model_dir(tmp_path_factory, tokenizer):
     out = tmp_path_factory.mktemp("tiny")
-    tok = AutoTokenizer.from_pretrained(models.embedded_path())
-    tiny_model(vocab_size=len(tok)).save_pretrained(out)
-    tok.save_pretrained(out)
+    tiny_model(vocab_size=len(tokenizer)).save_pretrained(out)
+    tokenizer.save_pretrained(out)
     return str(out)
 
 

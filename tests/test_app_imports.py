@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "transformers", "paradec.run", "paradec.models", "paradec.methods", "paradec.engine",
          "paradec.verify", "paradec.sampling", "paradec.drafters")
@@ -68,6 +70,7 @@ print(json.dumps({"exceptions": out, "torch": "torch" in sys.modules,
 """
 
 
+@pytest.mark.slow
 def test_rendering_every_page_from_recorded_traces_never_imports_torch():
     r = subprocess.run([sys.executable, "-c", RENDER_ALL], cwd=ROOT, capture_output=True, text=True, timeout=240,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})

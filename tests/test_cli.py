@@ -224,12 +224,14 @@ def _subprocess(*args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_real_exit_status_of_an_error():
     p = _subprocess("--method", "ar", "--prompt", "hi", "--max-new-tokens", "0")
     assert_one_line_error(p.returncode, p.stdout, p.stderr, "max new tokens")
     assert p.stdout == ""
 
 
+@pytest.mark.slow
 def test_real_exit_status_of_a_run(tiny_dir):
     p = _subprocess("--method", "pld", "--prompt", "x y x y x", "--model", tiny_dir, "--max-new-tokens", "4", "--json")
     assert p.returncode == 0, p.stderr

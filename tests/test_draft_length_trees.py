@@ -168,6 +168,7 @@ def test_reach_along_a_path():
     assert dl.reach(dl.make("fixed", 2, 0.0), [sure] * 5) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,rule", [("early_exit", "heuristic"), ("eagle3", "confidence")])
 def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path, name, rule):
     """The first three tokens against plain autoregressive sampling (chi-square, as test_eagle's):

@@ -39,6 +39,7 @@ def test_a_run_stopped_half_way_corrupts_nothing(target, method):
     assert tokens(target, method) == alone
 
 
+@pytest.mark.slow
 def test_repeated_runs_keep_memory_bounded(target):
     for _ in range(3):  # warm-up: caches and lazily built tables are allocated once
         tokens(target)

@@ -90,6 +90,7 @@ def expected(loaded: models.Loaded) -> list[dict]:
     return out
 
 
+@pytest.mark.slow
 def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bounded(tiny_dir):
     from ui import live
 
@@ -110,6 +111,7 @@ def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bo
         assert_bounded(one_round)
 
 
+@pytest.mark.slow
 def test_runs_truly_in_parallel_on_one_shared_model_are_each_the_run_alone(tiny):
     """No lane here: eight threads in one model's forward at once, as the read-only sharing claims is safe."""
     want = expected(tiny)

@@ -224,6 +224,7 @@ def test_lossy_label(target, tmp_path):
     assert {s.extras["acceptance"] for s in steps} == {"typical (LOSSY)"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHIPPED.exists(), reason="the heads for the embedded model are not trained yet")
 def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
     from paradec.run import run
@@ -238,6 +239,7 @@ def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
         assert all(str(t) in med.token_text for s in med.steps for row in s.extras.get("head_top", []) for t, _ in row)
 
 
+@pytest.mark.slow
 def test_sampling_keeps_the_targets_distribution(tmp_path):
     """The first three tokens (the second and third come from the tree) of Medusa with exact
     acceptance against plain autoregressive sampling: chi-square two-sample test at 1e-3."""

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 @FEW
 @given(prompt=st.lists(st.integers(0, V - 1), min_size=1, max_size=12), n=st.integers(1, 40), k=st.integers(1, 6),
        parallel=st.booleans(), draft=st.sampled_from(["self", "never", "other"]))
+@pytest.mark.slow
 def test_greedy_equals_ar(models, prompt, n, k, parallel, draft):  # noqa: F811
     out, steps = generate(models["target"], Mirror(models[draft], k=k, parallel=parallel), prompt, n)
     assert out == ar(models, prompt, n)
@@ -45,6 +46,7 @@ class Slow(torch.nn.Module):
         return self.inner(**kw)
 
 
+@pytest.mark.slow
 def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(models):  # noqa: F811
     """The draft is a peaked target itself: every chain is accepted and the bonus is q's favourite
     after it, its likeliest bet. With a verify pass long enough for the bets, each proposal after the
@@ -109,6 +111,7 @@ def _counts(target, make, seed0, runs=1000):
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("draft", ["self", "other"])
 def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
     """Three tokens with k=1: the third is the worker's chain whenever its bet paid (always

@@ -90,18 +90,17 @@ def test_device_info_reads_this_machine_cpu():
 
 
 @pytest.fixture(scope="module")
-def tokenizer_dirs(tmp_path_factory):
-    """The embedded tokenizer saved twice: as it is, and with one extra token."""
-    from transformers import AutoTokenizer
-
-    from paradec.models import embedded_path
+def tokenizer_dirs(tmp_path_factory, tokenizer):
+    """The embedded tokenizer saved three times: twice as it is, once with one extra token."""
+    import copy
 
     root = tmp_path_factory.mktemp("tokenizers")
-    tok = AutoTokenizer.from_pretrained(embedded_path())
+    tok = copy.deepcopy(tokenizer)  # the session's tokenizer stays as it is
+    tok.save_pretrained(root / "original")
     tok.save_pretrained(root / "same")
     tok.add_tokens(["<paradec-extra-token>"])
     tok.save_pretrained(root / "extra")
-    return embedded_path(), root / "same", root / "extra"
+    return root / "original", root / "same", root / "extra"
 
 
 def test_vocab_check_accepts_the_same_tokenizer_and_names_the_difference(tokenizer_dirs):

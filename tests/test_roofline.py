@@ -76,7 +76,8 @@ def test_shape_from_a_config_dict_or_object():
     assert m.kv_heads == 4 and m.head_dim == 16 and not m.tied
 
 
-def test_the_smollm2_preset_is_the_embedded_model(tokenizer):
+@pytest.mark.slow
+def test_the_smollm2_preset_is_the_embedded_model():
     from paradec.models import embedded_path
 
     cfg = json.loads((embedded_path() / "config.json").read_text())

@@ -270,6 +270,7 @@ def _drafter(method: str, draft):
     }[method]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("setting", SETTINGS)
 @pytest.mark.parametrize("method", ["sps", "sps-subset", "pld", "jacobi", "lookahead"])
 def test_first_two_tokens_match_autoregressive_sampling(pair, prompt, setting, method):

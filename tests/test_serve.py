@@ -199,6 +199,7 @@ def test_the_lane_is_first_come_first_served_and_skips_who_left():
     assert order == ["a", "b"] and lane.status() == {"running": False, "waiting": 0, "capacity": 2}
 
 
+@pytest.mark.slow
 def test_the_command_line_serves_a_model_folder_and_refuses_bad_flags(tiny_dir, capsys):
     assert cli.main(["serve", "--queue", "-1"]) == 2 and "--queue must be 0 or more" in capsys.readouterr().err
     port = _free_port()

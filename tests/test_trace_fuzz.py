@@ -87,6 +87,7 @@ def mutated(draw):
     return data
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated())
 def test_mutated_real_traces(data):
@@ -96,6 +97,7 @@ def test_mutated_real_traces(data):
 @FUZZ
 @given(st.sampled_from(SMALL), st.sampled_from(["params", "sampling", "token_text", "extras"]), st.text(max_size=4),
        HOSTILE)
+@pytest.mark.slow
 def test_hostile_values_in_free_form_fields(name, field, key, value):
     """The dict fields are typed only as dicts: anything can hide inside them."""
     data = json.loads(json.dumps(REAL[name]))
