@@ -125,13 +125,45 @@ def bench(target, draft, names, peers, rows, args) -> dict:
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
     print(file=sys.stderr)
-    return bench_report.aggregate(runs, rows, _header(target, draft, args))
+    report = bench_report.aggregate(runs, rows, _header(target, draft, args))
+    report["differences"] = differences(target, runs, names)
+    return report
+
+
+def differences(target, runs: dict, names: dict) -> list[dict]:
+    """Every run whose tokens differ from AR's on the same prompt: where they first part, and the
+    target's top-2 logit gap there (after AR's tokens so far). Greedy equality holds when a 1-token and
+    an N-token forward agree on the argmax; in float32 they differ by ~1e-7, so a gap that small is a
+    near-tie either may break, while a wide gap means a real difference (a bug, or a method that runs
+    another model, as cllm does)."""
+    out = []
+    for name, recs in runs.items():
+        for (row, rec), (_, ar) in zip(recs, runs["ar"]):
+            if name == "ar" or rec["tokens"] == ar["tokens"]:
+                continue
+            pos = next((i for i, (a, b) in enumerate(zip(rec["tokens"], ar["tokens"])) if a != b),
+                       min(len(rec["tokens"]), len(ar["tokens"])))
+            method, pairs = names.get(name, (name, []))
+            out.append({"method": name, "prompt": row["id"], "category": row["category"], "position": pos,
+                        "ar_token": ar["tokens"][pos] if pos < len(ar["tokens"]) else None,
+                        "token": rec["tokens"][pos] if pos < len(rec["tokens"]) else None,
+                        "top2_gap": _top2_gap(target, ar["prompt_ids"] + ar["tokens"][:pos]),
+                        "expected": bool(name in names and methods.lossy(method, methods.parse_params(method, pairs)))})
+    return out
+
+
+@torch.inference_mode()
+def _top2_gap(target, ids: list[int]) -> float:
+    """The target's logit gap between its two likeliest next tokens after ids."""
+    logits = target.model(input_ids=torch.tensor([ids], device=target.model.device), logits_to_keep=1).logits
+    top = torch.topk(logits[0, -1].float(), 2).values
+    return float(top[0] - top[1])
 
 
 def _header(target, draft, args) -> dict:
     """What the numbers depend on: the machine, the models and the run's settings."""
     return {
-        "created": time.strftime("%Y-%m-%d %H:%M"),
+        "created": time.strftime("%Y-%m-%d %H:%M"), "timed": bench_report.TIMED,
         "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
         "model": target.name, "draft": draft.name if draft else None,
         "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
@@ -148,7 +180,7 @@ def _shown(path: str) -> str:
 
 
 def _record(t: Trace) -> dict:
-    return {"tokens": t.token_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
+    return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
             "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
 
 
@@ -173,5 +205,5 @@ def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:
     with torch.inference_mode():
         out = target.model.generate(ids, **kw)
     wall = time.perf_counter() - t0
-    return {"tokens": out[0, ids.shape[1]:].tolist(), "wall_s": wall, "forwards": None, "drafted": 0, "accepted": 0,
-            "positions": None}
+    return {"tokens": out[0, ids.shape[1]:].tolist(), "prompt_ids": ids[0].tolist(), "wall_s": wall, "forwards": None,
+            "drafted": 0, "accepted": 0, "positions": None}

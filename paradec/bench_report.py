@@ -8,10 +8,17 @@ import csv
 import json
 from pathlib import Path
 
+from .trace import speedup
+
 SCHEMA = 1
 KIND = "paradec-bench"
 METRICS = ("speedup", "tau", "acceptance_rate", "tokens_per_s", "identical_runs", "runs")
 MAX_BYTES = 20 * 2**20
+# A top-2 logit gap below this is a near-tie that float32's summation order may break either way
+# (a 1-token and an N-token forward differ by ~1e-7 relative; logits here are ~10-30).
+NEAR_TIE = 1e-4
+TIMED = ("each step's propose, verify pass, acceptance, KV-cache compaction and commit (paradec's methods); "
+         "the whole generate() call (Hugging Face's peers); not the trace's bookkeeping")
 
 
 class ResultsError(ValueError):
@@ -22,12 +29,11 @@ def metrics(recs: list, ar: list) -> dict:
     """recs and ar: [(prompt row, record)] in the same prompt and repeat order."""
     tokens = sum(len(r["tokens"]) for _, r in recs)
     wall = sum(r["wall_s"] for _, r in recs)
-    ar_tps = sum(len(r["tokens"]) for _, r in ar) / max(1e-9, sum(r["wall_s"] for _, r in ar))
     tps = tokens / max(1e-9, wall)
     forwards = [r["forwards"] for _, r in recs]
     drafted = sum(r["drafted"] for _, r in recs)
     return {
-        "speedup": round(tps / ar_tps, 3),
+        "speedup": round(speedup(tokens, wall, sum(len(r["tokens"]) for _, r in ar), sum(r["wall_s"] for _, r in ar)), 3),
         "tau": round(tokens / sum(forwards), 3) if None not in forwards else None,
         "acceptance_rate": round(sum(r["accepted"] for _, r in recs) / drafted, 3) if drafted else 0.0,
         "tokens_per_s": round(tps, 2),
@@ -71,6 +77,11 @@ def format_report(report: dict) -> str:
         tau = f"{m['tau']:.2f}" if m["tau"] is not None else "-"
         lines.append(f"{name:<{w}}{m['speedup']:>8.2f}x{tau:>7}{m['acceptance_rate']:>8.2f}"
                      f"{m['tokens_per_s']:>8.1f}{m['identical_runs']:>6}/{m['runs']}")
+    lines += ["", f"speedup = method tokens/s / AR tokens/s, same prompts, same process; timed: {report.get('timed', '?')}"]
+    for d in report.get("differences", []):
+        why = "expected: another model" if d["expected"] else ("a near-tie" if d["top2_gap"] < NEAR_TIE else "NOT a tie")
+        lines.append(f"differs from AR: {d['method']} on prompt {d['prompt']} ({d['category']}) at token {d['position']}:"
+                     f" {d['token']} for AR's {d['ar_token']}, top-2 logit gap {d['top2_gap']:.2e} ({why})")
     return "\n".join(lines)
 
 

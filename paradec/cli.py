@@ -139,12 +139,12 @@ def _run(args) -> int:
 
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
-    if methods.lossy(args.method, params):
-        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     spec = draft_spec(args, methods.needs_draft_model(args.method))
     target, draft = load_models(args, spec)
     target = lora.target_for(target, args.method, params)  # cllm: a fine-tuned copy of the target
+    if methods.lossy(args.method, params):  # once what it runs on is loaded: an error says only the error
+        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
     trace = run(  # the given --set values only: what they leave out is sized for the device
         target, args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
         args.seed, draft, chat=not args.no_chat,

@@ -22,6 +22,16 @@ class TraceError(ValueError):
     """A trace file or object that is not a valid paradec trace."""
 
 
+def speedup(tokens: int, seconds: float, ar_tokens: int, ar_seconds: float) -> float:
+    """THE speedup, used by bench, its CSV and every page: the method's decoding throughput over AR's,
+    (tokens / seconds) / (AR tokens / AR seconds), both decoded in the same process from the same
+    prompts; the seconds are the decoding's (a trace's wall_s). When the tokens are the same (greedy in
+    float32) it equals AR's time / the method's time. 0 when either time is 0."""
+    if seconds <= 0 or ar_seconds <= 0 or ar_tokens <= 0:
+        return 0.0
+    return (tokens / seconds) / (ar_tokens / ar_seconds)
+
+
 @dataclass
 class Node:
     """One drafted token. parent = -1 means the node hangs off the pending (last committed) token."""
@@ -129,6 +139,10 @@ class Trace:
             for d in range(1, len(s.accepted) + 1):
                 reached[d] = reached.get(d, 0) + 1
         return [(d, drafted[d], reached.get(d, 0)) for d in sorted(drafted)]
+
+    def speedup_over(self, ar: "Trace") -> float:
+        """This run's speedup against an AR run of the same prompt (see speedup)."""
+        return speedup(self.new_tokens, self.wall_s, ar.new_tokens, ar.wall_s)
 
     def summary(self) -> dict:
         return {

@@ -151,3 +151,35 @@ def test_one_method_under_several_settings_is_one_row_each():
                    "sps": ("sps", []), "lookahead[window=3]": ("lookahead", ["window=3"])}
     with pytest.raises(InputError, match="unknown parameter"):
         variants("sps[nope=1]")
+
+
+def test_a_run_that_differs_from_ar_says_where_and_how_close_the_target_was(tiny_loaded):
+    """The first differing position and the target's top-2 logit gap after AR's tokens up to it."""
+    import torch
+
+    from paradec.bench import differences
+
+    row = {"id": 7, "category": "copy"}
+    ar = {"tokens": [5, 6, 7, 8], "prompt_ids": [1, 2, 3]}
+    runs = {"ar": [(row, ar)], "pld": [(row, {**ar, "tokens": [5, 6, 9, 8]})], "sps": [(row, dict(ar))],
+            "cllm": [(row, {**ar, "tokens": [5, 6, 7]})]}
+    found = differences(tiny_loaded, runs, {"ar": ("ar", []), "pld": ("pld", []), "sps": ("sps", []),
+                                            "cllm": ("cllm", [])})
+    assert [(d["method"], d["position"], d["token"], d["ar_token"], d["expected"]) for d in found] == [
+        ("pld", 2, 9, 7, False), ("cllm", 3, None, 8, True)]  # sps equals AR: not listed
+    with torch.no_grad():
+        top = torch.topk(tiny_loaded.model(input_ids=torch.tensor([[1, 2, 3, 5, 6]])).logits[0, -1], 2).values
+    assert found[0]["top2_gap"] == pytest.approx(float(top[0] - top[1]), abs=1e-5)
+    ar_row = {"speedup": 1.0, "tau": 1.0, "acceptance_rate": 0.0, "tokens_per_s": 9.0, "identical_runs": 1, "runs": 1}
+    text = bench_report.format_report({"model": "m", "draft": None, "prompts": 1, "max_new_tokens": 4,
+                                       "machine": {"device": "cpu"}, "methods": {"ar": ar_row}, "timed": "the decoding",
+                                       "differences": [{**found[0], "top2_gap": 3e-7}, found[1]]})
+    assert "pld on prompt 7 (copy) at token 2: 9 for AR's 7, top-2 logit gap 3.00e-07 (a near-tie)" in text
+    assert "expected: another model" in text and "timed: the decoding" in text
+
+
+def test_the_report_says_what_is_timed_and_lists_no_difference_when_all_agree(results):
+    report = json.loads(results.read_text())
+    assert "propose, verify pass" in report["timed"]
+    paradec_methods = {d["method"] for d in report["differences"]} & {"pld", "sps"}
+    assert not paradec_methods  # greedy float32 on the tiny model: both equal AR on every prompt

@@ -94,6 +94,13 @@ def test_cli_names_the_training_command_when_the_deltas_are_missing(tmp_path, ti
     assert code == 2 and "python -m paradec.train cllm" in err and len(err.splitlines()) == 1
 
 
+def test_cli_warns_that_the_text_is_the_fine_tuned_models(tiny_dir, adapter, capsys):
+    code = cli.main(["run", "--method", "cllm", "--model", str(tiny_dir), "--prompt", "hi", "--max-new-tokens", "4",
+                     "--set", f"adapter={adapter[0]}"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: LOSSY: cllm decodes on a fine-tuned copy of the target" in err
+
+
 def test_trajectory_ends_every_block_at_the_greedy_continuation():
     model = tiny_model(32, seed=3)
     with torch.no_grad():

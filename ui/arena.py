@@ -68,12 +68,13 @@ def show(runs: dict[str, Trace]) -> None:
     with c2:
         header("Speedup against AR", MEASURED)
         if ar is not None:
-            speed = {m: ar.wall_s / tr.wall_s for m, tr in runs.items() if tr.wall_s}
-            chart(plots.bars_figure(speed, "AR wall time / method wall time", "{:.2f}×"), "arena.speed")
+            speed = {m: tr.speedup_over(ar) for m, tr in runs.items() if tr.wall_s}
+            chart(plots.bars_figure(speed, "tokens/s ÷ AR's tokens/s", "{:.2f}×"), "arena.speed")
     with c3:
         header("Acceptance length", FROM_RUN)
         chart(plots.length_histogram(runs), "arena.hist")
-    st.caption("Speedup compares wall times measured in the same process on this machine; on a CPU a "
+    st.caption("Speedup divides each method's tokens/s by AR's, decoded in the same process on this machine "
+               "(with the same tokens, that is AR's decoding time over the method's); on a CPU a "
                "verify pass over a few tokens costs about 1.5× a one-token pass (far more than on a GPU), "
                "so a method gains only when τ is well above 1.5: values below 1× are real results, not bugs. "
                "Every method runs on torch's thread pool; mirror adds a worker thread for its draft, "

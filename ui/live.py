@@ -146,7 +146,7 @@ def _request(k: Key) -> dict:
 
 def run_set(keys: dict[str, Key], progress=None) -> dict[str, Trace]:
     """Several methods decoded back to back in this process, after a warm-up, so that their
-    wall times compare (speedup = AR wall time / method wall time). Cached as one set."""
+    timings compare (paradec.trace.speedup). Cached as one set."""
     set_key = ("set", *sorted(keys.items()))
     hit = cached(set_key)
     if hit is None:

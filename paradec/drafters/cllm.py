@@ -23,5 +23,10 @@ class Cllm(Jacobi):
         self.params["adapter"] = adapter
 
     @staticmethod
+    def lossy(params: dict) -> str:
+        return ("cllm decodes on a fine-tuned copy of the target: its text is that model's, not the target's "
+                "(greedy output equals AR's on the fine-tuned model only)")
+
+    @staticmethod
     def target_deltas(params: dict) -> str:
         return params.get("adapter") or str(SHIPPED)
