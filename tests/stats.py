@@ -75,24 +75,31 @@ def two_sample_pvalue(a: Counter, b: Counter) -> float:
     return chi2_sf(stat, len(bins) - 1)
 
 
-def exact_marginals(model, prompt: list[int], sampler, length: int) -> list[dict[int, float]]:
-    """P(the t-th new token = x), t = 1..length, under plain autoregressive sampling with `sampler`:
+def exact_joint(model, prompt: list[int], sampler, length: int) -> dict[tuple, float]:
+    """P(the first `length` new tokens = x1..xn) under plain autoregressive sampling with `sampler`:
     every prefix of positive probability enumerated, depth by depth, one batched forward per depth
-    (top-k keeps the prefixes few: at most k^(length-1))."""
-    prefixes, out = {(): 1.0}, []
+    (top-k keeps the prefixes few: at most k^(length-1); a 16-token vocabulary and 3 tokens: 4,096)."""
+    prefixes = {(): 1.0}
     for _ in range(length):
         keys = list(prefixes)
         with torch.no_grad():
             rows = model(input_ids=torch.tensor([prompt + list(k) for k in keys])).logits[:, -1]
-        marginal, grown = Counter(), {}
+        grown = {}
         for key, row in zip(keys, rows):
             p = sampler.probs(row)
             for token in torch.nonzero(p).flatten().tolist():
                 grown[key + (token,)] = prefixes[key] * float(p[token])
-                marginal[token] += grown[key + (token,)]
-        out.append(dict(marginal))
         prefixes = grown
-    return out
+    return prefixes
+
+
+def exact_marginals(model, prompt: list[int], sampler, length: int) -> list[dict[int, float]]:
+    """P(the t-th new token = x), t = 1..length, from the exact joint."""
+    out = [Counter() for _ in range(length)]
+    for seq, prob in exact_joint(model, prompt, sampler, length).items():
+        for t, token in enumerate(seq):
+            out[t][token] += prob
+    return [dict(m) for m in out]
 
 
 def marginals_pvalue(samples: list[list[int]], exact: list[dict[int, float]]) -> float:

@@ -171,10 +171,10 @@ def test_reach_along_a_path():
 @pytest.mark.slow
 @pytest.mark.parametrize("name,rule", [("early_exit", "heuristic"), ("eagle3", "confidence")])
 def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path, name, rule):
-    """The first three tokens against plain autoregressive sampling (chi-square, as test_eagle's):
+    """The first three tokens against plain autoregressive sampling's exact distribution (as test_eagle's):
     the rule shapes the draft from q alone, and the verifier's rejection stays exact."""
     from test_eagle import _sample
-    from stats import ALPHA, two_sample_pvalue
+    from stats import ALPHA, exact_joint, gof_pvalue
 
     model = tiny_model(16, seed=0, layers=2, hidden=32)
     with torch.no_grad():
@@ -190,8 +190,8 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
         make = lambda: EarlyExit(model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
     counts, accepted = _sample(model, make, 0)
     assert accepted > 0.1 * 1000
-    ar = _sample(model, Drafter, 10**6)[0]
-    assert two_sample_pvalue(counts, ar) > ALPHA, (counts.most_common(6), ar.most_common(6))
+    exact = exact_joint(model, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
+    assert gof_pvalue(counts, exact) > ALPHA, counts.most_common(6)
 
 
 @pytest.mark.slow

@@ -242,10 +242,10 @@ def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
 @pytest.mark.slow
 def test_sampling_keeps_the_targets_distribution(tmp_path):
     """The first three tokens (the second and third come from the tree) of Medusa with exact
-    acceptance against plain autoregressive sampling: chi-square two-sample test at 1e-3."""
+    acceptance against their exact distribution under plain autoregressive sampling (goodness of fit at 1e-3)."""
     from collections import Counter
 
-    from stats import ALPHA, two_sample_pvalue
+    from stats import ALPHA, exact_joint, gof_pvalue
 
     v, runs = 16, 1000
     model = tiny_model(v, seed=0, layers=1, hidden=32)
@@ -265,8 +265,7 @@ def test_sampling_keeps_the_targets_distribution(tmp_path):
 
     counts, accepted = sample(lambda: Medusa(model, folder, "[[0, 0], [1], [2]]"), 0)
     assert accepted > 0.2 * runs
-    ar, _ = sample(Drafter, 10**6)
-    assert two_sample_pvalue(counts, ar) > ALPHA, (counts.most_common(6), ar.most_common(6))
+    assert gof_pvalue(counts, exact_joint(model, prompt, sampler, 3)) > ALPHA, counts.most_common(6)
 
 
 def test_page_views_of_a_trace(target, tmp_path):

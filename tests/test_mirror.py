@@ -115,14 +115,13 @@ def _counts(target, make, seed0, runs=1000):
 @pytest.mark.parametrize("draft", ["self", "other"])
 def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
     """Three tokens with k=1: the third is the worker's chain whenever its bet paid (always
-    tried with draft=self, where bets mostly pay). Chi-square two-sample test at 1e-3 against
-    plain autoregressive sampling."""
-    from stats import ALPHA, two_sample_pvalue
+    tried with draft=self, where bets mostly pay). Chi-square test at 1e-3 against
+    plain autoregressive sampling's exact distribution (goodness of fit)."""
+    from stats import ALPHA, exact_joint, gof_pvalue
 
     target = models["target"]
     got = _counts(target, lambda: Mirror(models[draft], k=1), 0)
-    want = _counts(target, Drafter, 10**6)
-    assert two_sample_pvalue(got, want) > ALPHA, (got.most_common(6), want.most_common(6))
+    assert gof_pvalue(got, exact_joint(target, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)) > ALPHA, got.most_common(6)
 
 
 @pytest.mark.parametrize("params, message", [({"k": 0}, "k must be"), ({"draft_device": "tpu"}, "draft_device")])

@@ -39,4 +39,4 @@ def test_every_page_in_chromium(tmp_path, width, height):
     summary = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
     assert r.returncode == 0, summary.get("problems") or summary.get("error") or r.stderr[-3000:]
     assert PAGES <= {p["path"] for p in summary["pages"]}
-    assert all(Path(p["screenshot"]).stat().st_size > 10_000 for p in summary["pages"])  # something was drawn
+    assert all(Path(p["screenshot"]["path"]).stat().st_size > 10_000 for p in summary["pages"])  # something drawn
