@@ -9,10 +9,10 @@ import time
 from collections.abc import Iterator
 
 import torch
-from transformers import DynamicCache
 
 from .drafters.base import Drafter
 from .sampling import Sampler
+from .targets import as_target
 from .trace import Step
 from .verify import accept, compact, record, target_forward
 
@@ -28,7 +28,8 @@ def decode(
     eos_ids: set[int] = frozenset(),
 ) -> Iterator[Step]:
     """Yield one Step per target forward until max_new_tokens or an end-of-sequence token."""
-    cache = DynamicCache()  # this run's own KV cache: the shared model is only read
+    model = as_target(model)  # a Hugging Face model, or a paradec.fast.FastTarget
+    cache = model.new_cache()  # this run's own KV cache: the shared model is only read
     ctx = list(prompt_ids)
     uncached = list(prompt_ids)  # the first verify pass is also the prefill
     drafter.begin(prompt_ids)

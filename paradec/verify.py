@@ -13,88 +13,56 @@ import torch
 from . import tree
 from .drafters.base import Draft, Verified
 from .sampling import Sampler, one_hot, pad_to, residual, top_list
+from .targets import as_target, float_mask, slide
 from .trace import Node
+
+
+def allowed_mask(parents: list[int], cached: int, uncached: int, window_sees: list[list[int]] = ()) -> torch.Tensor:
+    """Bool (U+N+W, C+U+N+W): True where a query may attend. Context tokens attend causally; a node
+    attends to all context and its own ancestors; a window token to all context and the block tokens
+    it lists."""
+    n, u = len(parents) + len(window_sees), uncached
+    allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
+    allowed[u - 1 :, cached + u - 1 :] = torch.tensor(tree.mask_rows(parents, window_sees), dtype=torch.bool)
+    return allowed
 
 
 def tree_attention_mask(
     parents: list[int], cached: int, uncached: int, dtype: torch.dtype, window_sees: list[list[int]] = (),
     positions: torch.Tensor | None = None, sliding_window: int | None = None,
 ) -> torch.Tensor:
-    """Float mask (1, 1, U+N+W, C+U+N+W): 0 where a query may attend, the dtype's minimum elsewhere.
-    Context tokens attend causally; a node attends to all context and its own ancestors;
-    a window token to all context and the block tokens it lists. With a sliding window
-    (Mistral, Gemma-2/3, Qwen2's windowed layers), a query at position i also never sees a key at a
-    position j <= i - sliding_window: the rule the model's own mask applies, which a 4D mask replaces.
-    positions: the queries' position ids (U+N+W,); the cached keys sit at positions 0..C-1."""
-    n, u = len(parents) + len(window_sees), uncached
-    allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
-    block = torch.tensor(tree.mask_rows(parents, window_sees), dtype=torch.bool)  # row 0 = pending
-    allowed[u - 1 :, cached + u - 1 :] = block
-    if sliding_window is not None:
-        queries = positions.cpu()
-        keys = torch.cat([torch.arange(cached), queries])
-        allowed &= (queries[:, None] - keys[None, :]) < sliding_window
-    mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
-    return mask[None, None]
+    """allowed_mask as Hugging Face's additive 4D mask (1, 1, U+N+W, C+U+N+W); with a sliding window
+    (positions: the queries' position ids), a query at position i never sees a key at i - window or before."""
+    allowed = allowed_mask(parents, cached, uncached, window_sees)
+    return float_mask(allowed if sliding_window is None else slide(allowed, positions, sliding_window), dtype)
 
 
-def _masks(model, draft: Draft, cached: int, uncached: int, positions: torch.Tensor):
-    """What the verify pass hands the model as attention_mask: None for a chain (its tree mask is the
-    causal mask, which the model builds faster, sliding window included); otherwise the tree mask, or
-    for a model that mixes full and sliding-window layers one mask per layer type (the dict that
-    Hugging Face's Gemma-2/3 and Qwen2 take)."""
-    if not draft.window and tree.is_chain(draft.parents):
-        return None
-    cfg = model.config
-    window = getattr(cfg, "sliding_window", None)
-    kinds = set(getattr(cfg, "layer_types", None) or ())
-
-    def build(sliding):
-        return tree_attention_mask(draft.parents, cached, uncached, model.dtype, draft.window_sees, positions,
-                                   sliding).to(model.device)
-
-    if window is None or (kinds and "sliding_attention" not in kinds):
-        return build(None)
-    if kinds - {"sliding_attention"}:  # mixed layers: each kind gets its own rule
-        return {"full_attention": build(None), "sliding_attention": build(window)}
-    return build(window)  # every layer slides (Mistral)
-
-
-def target_forward(model, cache, uncached: list[int], draft: Draft, hidden_layers: tuple[int, ...] = ()) -> Verified:
+def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_layers: tuple[int, ...] = ()) -> Verified:
     """Run the target over uncached context + draft nodes + window in ONE pass -> logits (1+N+W, V)
     and, for the hidden_layers asked for, hidden states (layers, 1+N+W, H).
 
     Row 0 is the distribution after the pending token; row i+1 the one after node i; then
-    the window's rows. Position ids are cache length + depth, so siblings share a position."""
+    the window's rows. Position ids are cache length + depth, so siblings share a position.
+    target: paradec.targets' interface (a Hugging Face model is wrapped)."""
+    target = as_target(target)
     cached = cache.get_seq_length()
-    device = model.device
-    ids = torch.tensor([uncached + draft.tokens + draft.window], device=device)
     offsets = [len(uncached) - 1 + d for d in tree.depths(draft.parents) + draft.window_pos]
-    pos = torch.tensor([list(range(len(uncached))) + offsets]) + cached
-    mask = _masks(model, draft, cached, len(uncached), pos[0])
+    pos = torch.tensor(list(range(len(uncached))) + offsets) + cached
+    chain = not draft.window and tree.is_chain(draft.parents)  # its tree mask is the causal one
+    allowed = None if chain else allowed_mask(draft.parents, cached, len(uncached), draft.window_sees)
     keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
-    out = model(input_ids=ids, position_ids=pos.to(device), attention_mask=mask, cache=cache, use_cache=True,
-                logits_to_keep=keep, output_hidden_states=bool(hidden_layers))
-    if not hidden_layers:
-        return Verified(out.logits[0].float())
-    states = torch.stack([out.hidden_states[i][0] for i in hidden_layers])  # (layers, U+N+W, H)
-    prefix = states[:, :-keep] if states.shape[1] > keep else None
-    return Verified(out.logits[0].float(), states[:, -keep:], prefix)
+    logits, states = target.forward(cache, uncached + draft.tokens + draft.window, pos, allowed, keep, hidden_layers)
+    if states is None:
+        return Verified(logits.float())
+    prefix = states[:, :-keep] if states.shape[1] > keep else None  # (layers, U+N+W, H): the prompt's rows
+    return Verified(logits.float(), states[:, -keep:], prefix)
 
 
 def compact(cache, prefix: int, keep: list[int]) -> None:
     """Keep the first `prefix` cache entries plus entries prefix+i for i in keep; drop the rest.
 
     After a verify pass the cache holds every drafted node; only the accepted path stays."""
-    if keep == list(range(len(keep))):  # accepted a prefix of the draft: a crop is enough
-        extra = cache.get_seq_length() - prefix - len(keep)
-        if extra:
-            cache.crop(-extra)
-        return
-    for layer in cache.layers:
-        idx = torch.tensor(keep, device=layer.keys.device) + prefix
-        layer.keys = torch.cat([layer.keys[..., :prefix, :], layer.keys.index_select(-2, idx)], dim=-2)
-        layer.values = torch.cat([layer.values[..., :prefix, :], layer.values.index_select(-2, idx)], dim=-2)
+    cache.keep(prefix, keep)
 
 
 @dataclass

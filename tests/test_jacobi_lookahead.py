@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 import torch
-from transformers import DynamicCache
+from paradec.targets import HFCache as DynamicCache
 
 from paradec.drafters.base import Draft, Drafter
 from paradec.drafters.jacobi import INITS, Jacobi

@@ -6,9 +6,9 @@ import pytest
 import torch
 from transformers import MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from paradec import methods, verify
+from paradec import methods, targets, verify
 from paradec.drafters import eagle_head, medusa_heads
-from paradec.drafters.base import Draft, Drafter
+from paradec.drafters.base import Drafter
 from paradec.engine import decode
 from paradec.sampling import Sampler
 
@@ -98,8 +98,8 @@ def test_the_tree_mask_slides_by_position():
 
 
 def test_a_model_with_mixed_layers_gets_one_mask_per_kind():
-    target = _build("qwen2", 0)
-    draft = Draft(tokens=[1, 2], parents=[-1, -1])
-    masks = verify._masks(target, draft, cached=6, uncached=1, positions=torch.tensor([6, 7, 7]))
+    target = targets.HFTarget(_build("qwen2", 0))
+    allowed = verify.allowed_mask([-1, -1], cached=6, uncached=1)
+    masks = target._masks(allowed, positions=torch.tensor([6, 7, 7]))
     assert set(masks) == {"full_attention", "sliding_attention"}
     assert (masks["full_attention"] == 0).sum() > (masks["sliding_attention"] == 0).sum()

@@ -3,7 +3,7 @@ running each root-to-node path alone, KV compaction against recomputation, and g
 acceptance on hand-made logits. (Sampling acceptance is in test_sampling.py.)"""
 import pytest
 import torch
-from transformers import DynamicCache
+from paradec.targets import HFCache as DynamicCache
 
 from paradec import tree
 from paradec.drafters.base import Draft

@@ -1,0 +1,174 @@
+"""A lean forward pass of a Llama-family target on the CPU, for the few tokens a decode step feeds.
+
+The same math as Hugging Face's LlamaForCausalLM, float32, the shared model's own modules for the norms,
+rotary embedding and activation, but:
+- the q/k/v and gate/up projections fused, every weight packed once at load for paradec's small-row
+  kernel (paradec.kernels; torch's matrix product when that kernel cannot be built here);
+- a KV cache preallocated per run and written by position (gpt-fast's design), compacted in place;
+- a boolean attention mask only where one is needed (a tree, a window), none for a single token.
+
+AR and every method's verify pass run through it (paradec.engine), so the speedups compare one forward
+with itself. Its logits differ from Hugging Face's by ~1e-6 (another summation order); Hugging Face's
+`generate`, the bench peer, stays the plain model. The shared model is only read: the packed copies are
+this object's, built once per loaded target and shared read-only by every run."""
+from __future__ import annotations
+
+import time
+
+import torch
+from torch.nn import functional as F
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+from . import kernels
+
+
+class Linear:
+    """y = x W^T (+ b) for x (M, K): W packed for the kernel, or kept as is for torch's fallback."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, kernel):
+        self.n, self.kernel, self.bias = weight.shape[0], kernel, bias
+        self.weight = kernel.pack(weight) if kernel is not None else weight.contiguous()
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.kernel.linear(x, self.weight, self.n) if self.kernel is not None else F.linear(x, self.weight)
+        return y if self.bias is None else y + self.bias
+
+
+def _fused(*linears) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Several projections of one input as one weight (their outputs side by side) and bias."""
+    weight = torch.cat([m.weight.detach() for m in linears])
+    bias = None if linears[0].bias is None else torch.cat([m.bias.detach() for m in linears])
+    return weight, bias
+
+
+class Layer:
+    """One decoder layer's packed projections; norms, rotary and activation stay the model's modules."""
+
+    def __init__(self, layer, kernel):
+        a, m = layer.self_attn, layer.mlp
+        self.qkv = Linear(*_fused(a.q_proj, a.k_proj, a.v_proj), kernel)
+        self.o = Linear(a.o_proj.weight.detach(), _bias(a.o_proj), kernel)
+        self.gate_up = Linear(*_fused(m.gate_proj, m.up_proj), kernel)
+        self.down = Linear(m.down_proj.weight.detach(), _bias(m.down_proj), kernel)
+        self.norm_in, self.norm_post, self.act = layer.input_layernorm, layer.post_attention_layernorm, m.act_fn
+        self.split = [a.q_proj.out_features, a.k_proj.out_features, a.v_proj.out_features]
+        self.inter = m.gate_proj.out_features
+
+
+def _bias(linear) -> torch.Tensor | None:
+    return None if linear.bias is None else linear.bias.detach()
+
+
+class Cache:
+    """One run's keys and values, (layers, kv_heads, capacity, head_dim) each, written by position.
+    Committed tokens are stored in order (the verifier compacts the accepted path), so entry i is position i."""
+
+    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int = 512):
+        self.k = torch.empty(layers, kv_heads, capacity, head_dim)
+        self.v = torch.empty_like(self.k)
+        self.length = 0
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def reserve(self, n: int) -> None:
+        """Room for n more entries: the capacity doubles when full (a copy, amortised over the run)."""
+        if self.length + n > self.k.shape[2]:
+            grow = max(self.length + n, 2 * self.k.shape[2]) - self.k.shape[2]
+            pad = (0, 0, 0, grow)
+            self.k, self.v = F.pad(self.k, pad), F.pad(self.v, pad)
+
+    def keep(self, prefix: int, rows: list[int]) -> None:
+        """After a verify pass: entries prefix + rows (ascending) move down to prefix, prefix+1, ...;
+        what follows is dropped. rows = 0..n-1 (a chain's accepted prefix) needs no copy."""
+        if rows != list(range(len(rows))):
+            idx = torch.tensor(rows) + prefix
+            end = prefix + len(rows)
+            self.k[:, :, prefix:end] = self.k.index_select(2, idx)  # index_select copies first: no overlap
+            self.v[:, :, prefix:end] = self.v.index_select(2, idx)
+        self.length = prefix + len(rows)
+
+
+class FastTarget:
+    """Built from a loaded Llama-family model on the CPU in float32 (supports() says which)."""
+
+    def __init__(self, model, use_kernel: bool = True):
+        """use_kernel=False: torch's matrix products on the fused weights (the fallback where the kernel
+        cannot be built; also what the tests compare the kernel with)."""
+        t0 = time.perf_counter()
+        self.model, self.config = model, model.config  # the shared model: read, never changed
+        self.kernel = kernels.kernel() if use_kernel else None
+        base = model.model
+        self.embed, self.norm, self.rotary = base.embed_tokens, base.norm, base.rotary_emb
+        self.layers = [Layer(layer, self.kernel) for layer in base.layers]
+        self.lm_head = Linear(model.lm_head.weight.detach(), _bias(model.lm_head), self.kernel)
+        a = base.layers[0].self_attn
+        self.heads, self.kv_heads = self.config.num_attention_heads, self.config.num_key_value_heads
+        self.head_dim, self.scaling = a.head_dim, a.scaling
+        self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
+
+    @staticmethod
+    def supports(model, device: str, dtype: str) -> str:
+        """"" when this target can run here, else why not (one line)."""
+        if device != "cpu" or dtype != "float32":
+            return f"the fast path runs on the CPU in float32, not {device} {dtype}"
+        if type(model).__name__ != "LlamaForCausalLM":
+            return f"the fast path runs Llama-family models, not {type(model).__name__}"
+        if getattr(model.config, "sliding_window", None) or getattr(model.config, "layer_types", None) and any(
+                t != "full_attention" for t in model.config.layer_types):
+            return "the fast path has no sliding window"
+        return ""
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cpu")
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return torch.float32
+
+    def new_cache(self) -> Cache:
+        return Cache(len(self.layers), self.kv_heads, self.head_dim)
+
+    @torch.inference_mode()
+    def forward(self, cache: Cache, ids: list[int], positions: torch.Tensor, allowed: torch.Tensor | None,
+                keep: int, hidden_layers: tuple[int, ...] = ()):
+        """ids (M,) at position ids `positions` (M,) after the cache's entries; allowed (M, cached + M) bool,
+        True where a query may attend (None: all cached entries and the new tokens causally). Returns the
+        logits of the last `keep` rows (keep, V) and the hidden states asked for, indexed as Hugging
+        Face's hidden_states ((0 = the embeddings, -1 = the final, normed layer): (layers, M, H))."""
+        m, start = len(ids), cache.length
+        cache.reserve(m)
+        h = self.embed(torch.tensor(ids))
+        cos, sin = self.rotary(h[None], positions[None])  # (1, M, head_dim), the model's own rotary
+        mask = _causal(m, start) if allowed is None and m > 1 else allowed
+        states = [h]
+        for i, layer in enumerate(self.layers):
+            h = self._layer(i, layer, h, cos, sin, mask, cache, start)
+            states.append(h)
+        h = self.norm(h)
+        states[-1] = h
+        logits = self.lm_head(h[m - keep:].contiguous())
+        cache.length = start + m
+        hidden = torch.stack([states[i] for i in hidden_layers]) if hidden_layers else None
+        return logits, hidden
+
+    def _layer(self, i: int, layer: Layer, h, cos, sin, mask, cache: Cache, start: int) -> torch.Tensor:
+        m = h.shape[0]
+        q, k, v = layer.qkv(layer.norm_in(h)).split(layer.split, dim=-1)
+        q = q.view(m, self.heads, self.head_dim).transpose(0, 1)[None]  # (1, heads, M, head_dim)
+        k = k.view(m, self.kv_heads, self.head_dim).transpose(0, 1)[None]
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)  # Hugging Face's own, the same operations
+        cache.k[i, :, start:start + m] = k[0]
+        cache.v[i, :, start:start + m] = v.view(m, self.kv_heads, self.head_dim).transpose(0, 1)
+        keys, values = cache.k[i, :, :start + m][None], cache.v[i, :, :start + m][None]
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scaling,
+                                             enable_gqa=self.heads != self.kv_heads)
+        h = h + layer.o(out[0].transpose(0, 1).reshape(m, -1))
+        gate, up = layer.gate_up(layer.norm_post(h)).split(layer.inter, dim=-1)
+        return h + layer.down(layer.act(gate) * up)
+
+
+def _causal(m: int, start: int) -> torch.Tensor:
+    """(M, start + M): each new token sees every cached entry and the new tokens up to itself."""
+    return torch.ones(m, start + m, dtype=torch.bool).tril(start)

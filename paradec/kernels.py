@@ -1,0 +1,83 @@
+"""The CPU kernel for the few-row matrix products of decoding (paradec/csrc/small_gemm.cpp).
+
+Built once per machine with the machine's C++ compiler (-O3 -march=native, about 25 s on 2 cores) into
+paradec's cache folder, keyed by the source, torch's version and the CPU, then loaded in a second.
+`python -m paradec.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
+path runs on torch's own matrix products instead, and `why_not()` says why."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import platform
+import sys
+import threading
+import time
+from pathlib import Path
+
+SOURCE = Path(__file__).parent / "csrc" / "small_gemm.cpp"
+_building = threading.Lock()  # one build at a time: two sessions of the app may ask at once
+
+
+def _cpu() -> str:
+    """What -march=native compiles for: a kernel built on another CPU may use instructions this one lacks."""
+    try:
+        info = Path("/proc/cpuinfo").read_text(errors="replace")
+        flags = next((line for line in info.splitlines() if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        flags = ""
+    return f"{platform.machine()} {flags}"
+
+
+def _name() -> str:
+    import torch
+
+    digest = hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode() + _cpu().encode()).hexdigest()
+    return f"paradec_small_gemm_{digest[:12]}"
+
+
+@functools.lru_cache(maxsize=1)
+def kernel():
+    """The loaded extension (pack, linear), or None when it cannot be built here; built at most once."""
+    return _load()[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _load():
+    from torch.utils.cpp_extension import load
+
+    from .models import cache_dir
+
+    folder = cache_dir() / "kernels" / _name()
+    with _building:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            module = load(_name(), [str(SOURCE)], extra_cflags=["-O3", "-march=native"], build_directory=str(folder),
+                          verbose=False)
+        except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the fallback is torch's own
+            return None, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"
+    return module, ""
+
+
+def why_not() -> str:
+    """Why the kernel is not available ("" when it is)."""
+    return _load()[1]
+
+
+def main() -> int:
+    import torch
+
+    t0 = time.perf_counter()
+    k = kernel()
+    if k is None:
+        print(f"paradec.kernels: not built ({why_not()}); the fast CPU path uses torch's matrix products",
+              file=sys.stderr)
+        return 0  # not an install failure: every method still runs
+    w, x = torch.randn(37, 53), torch.randn(7, 53)
+    err = float((k.linear(x, k.pack(w), 37) - x @ w.T).abs().max())
+    print(f"paradec.kernels: built and loaded in {time.perf_counter() - t0:.1f} s (max error {err:.1e})",
+          file=sys.stderr)
+    return 0 if err < 1e-4 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

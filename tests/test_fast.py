@@ -1,0 +1,97 @@
+"""The fast CPU forward (paradec.fast) computes what the Hugging Face model computes: the same logits and
+hidden states (to float32 rounding) for a prefill, a chain, a tree and a Lookahead window, with its
+packed kernel and with torch's fallback; its cache compacts like the verifier's; and every method's greedy
+tokens through it equal AR's through it."""
+import pytest
+import torch
+
+from paradec import kernels, methods, verify
+from paradec.drafters.base import Draft, Drafter
+from paradec.engine import decode
+from paradec.fast import Cache, FastTarget
+from paradec.sampling import Sampler
+from paradec.targets import HFTarget
+
+from helpers import tiny_model
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+V = 80
+ATOL = 2e-5
+
+
+@pytest.fixture(scope="module")
+def model():
+    m = tiny_model(V, seed=3, layers=3, hidden=64)
+    with torch.no_grad():
+        m.lm_head.weight.mul_(6.0)  # peakier: drafts are sometimes accepted
+    return m
+
+
+@pytest.fixture(scope="module", params=["kernel", "torch"])
+def fast(model, request):
+    if request.param == "kernel" and kernels.kernel() is None:
+        pytest.skip(f"no C++ kernel here: {kernels.why_not()}")
+    return FastTarget(model, use_kernel=request.param == "kernel")
+
+
+def test_the_kernel_is_a_matrix_product():
+    k = kernels.kernel()
+    if k is None:
+        pytest.skip(kernels.why_not())
+    for m, n, kk in [(1, 16, 8), (7, 37, 53), (13, 100, 64), (6, 16, 1)]:
+        w, x = torch.randn(n, kk), torch.randn(m, kk)
+        torch.testing.assert_close(k.linear(x, k.pack(w), n), x @ w.T, atol=1e-5, rtol=1e-5)
+
+
+DRAFTS = {
+    "chain": Draft(tokens=[5, 6, 7], parents=[-1, 0, 1]),
+    "tree": Draft(tokens=[5, 9, 6, 11, 12], parents=[-1, -1, 0, 0, 1]),
+    "window": Draft(tokens=[5, 6], parents=[-1, 0], window=[3, 4, 8], window_pos=[1, 2, 3],
+                    window_sees=[[0, 3], [0, 3, 4], [0, 3, 4, 5]]),
+}
+
+
+@pytest.mark.parametrize("shape", DRAFTS)
+def test_a_verify_pass_equals_the_models(model, fast, shape):
+    prompt, draft = [1, 2, 3, 4, 10, 20, 30], DRAFTS[shape]
+    ref, ref_cache = HFTarget(model), HFTarget(model).new_cache()
+    got_cache = fast.new_cache()
+    first = Draft()
+    for target, cache in ((ref, ref_cache), (fast, got_cache)):  # the prefill, then the draft's pass
+        verify.target_forward(target, cache, prompt[:-1], first)
+    want = verify.target_forward(ref, ref_cache, prompt[-1:], draft, hidden_layers=(0, 2, -1))
+    got = verify.target_forward(fast, got_cache, prompt[-1:], draft, hidden_layers=(0, 2, -1))
+    torch.testing.assert_close(got.logits, want.logits, atol=ATOL, rtol=0)
+    torch.testing.assert_close(got.hidden, want.hidden, atol=ATOL, rtol=0)
+    assert got_cache.get_seq_length() == ref_cache.get_seq_length()
+
+
+def test_the_cache_keeps_the_accepted_path_in_place():
+    cache = Cache(layers=2, kv_heads=1, head_dim=2, capacity=4)
+    cache.reserve(6)  # grows past its capacity
+    for i in range(6):
+        cache.k[:, :, i] = i
+    cache.length = 6
+    cache.keep(2, [1, 3])  # entries 3 and 5 move to 2 and 3
+    assert cache.get_seq_length() == 4 and cache.k[0, 0, :4, 0].tolist() == [0, 1, 3, 5]
+    cache.keep(3, [0])
+    assert cache.get_seq_length() == 4
+
+
+@pytest.mark.parametrize("method", ["pld", "jacobi", "lookahead", "medusa", "eagle2", "early_exit"])
+def test_every_method_through_it_equals_ar_through_it(model, fast, method, tmp_path):
+    from test_sliding_window import _drafter
+
+    prompt = [7, 3, 9, 7, 3, 9, 7, 3, 12, 5]
+
+    def tokens(drafter):
+        return [t for s in decode(fast, drafter, prompt, 20, Sampler(), None) for t in s.tokens]
+
+    assert tokens(_drafter(method, model, model, tmp_path)) == tokens(Drafter())
+
+
+def test_it_runs_llama_models_on_the_cpu_in_float32_only(model):
+    assert FastTarget.supports(model, "cpu", "float32") == ""
+    assert "float32" in FastTarget.supports(model, "cpu", "bfloat16")
+    assert "CPU" in FastTarget.supports(model, "cuda", "float32")
