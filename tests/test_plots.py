@@ -1,5 +1,5 @@
 """The pure figure builders (paradec.plots) on a hand-made trace: no torch, no streamlit."""
-import json
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -7,6 +7,7 @@ import pytest
 from paradec import tree
 from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
+from paradec.plots.style import COLORS
 from paradec.plots.tokens import label, stream_html
 from paradec.plots.tree import FINAL, ROOT, graph, positions, tree_figure
 from paradec.speccost import chain_tau
@@ -57,12 +58,89 @@ def test_positions_put_depth_on_x_and_parents_between_children():
     assert min(ys) <= pos[ROOT][1] <= max(ys)
 
 
+# Per step of make_trace(), written out by hand: the pending token (root), the target's token and
+# its origin (the last marker), the edges of the accepted path (green) and the other edges (grey).
+TREE = {
+    0: (2, 7, "target", {(ROOT, FINAL)}, set()),
+    1: (7, 7, "resampled", {(ROOT, 0), (0, FINAL)}, {(0, 1), (1, 2)}),
+    2: (7, 6, "bonus", {(ROOT, 1), (1, 2), (2, FINAL)}, {(ROOT, 0)}),
+}
+PARENTS = {0: [], 1: [-1, 0, 1], 2: [-1, -1, 1]}  # each step's node parents in make_trace()
+
+
+def colour_at(trace, z):
+    """The colour a heatmap trace paints value z: on a stop, or inside a one-colour band of a stepped scale."""
+    v = (z - trace.zmin) / (trace.zmax - trace.zmin)
+    scale = trace.colorscale
+    on_stop = [c for s, c in scale if s == v]
+    return on_stop[0] if on_stop else next(c for (a, c), (b, d) in pairwise(scale) if a < v < b and c == d)
+
+
+def tree_vertices(fig) -> list:
+    """The vertex of each marker: the node index, or ROOT / FINAL told apart by their symbols."""
+    marks = fig.data[-1]
+    return [{"square": ROOT, "diamond": FINAL}.get(s, v) for s, v in zip(marks.marker.symbol, marks.customdata)]
+
+
 @pytest.mark.parametrize("i", [0, 1, 2])
-def test_figures_build_and_serialise(i):
+def test_tree_figure_shows_every_token_the_accepted_path_and_the_selected_node(i):
     t = make_trace()
-    for fig in (tree_figure(t, i, selected=0 if t.steps[i].nodes else None), mask_figure(t, i, 0 if t.steps[i].nodes else None),
-                kpis.tokens_figure(t, i), kpis.time_figure(t, i), kpis.position_figure(t)):
-        json.loads(fig.to_json())
+    pending, final, origin, hot, cold = TREE[i]
+    selected = len(PARENTS[i]) - 1 if PARENTS[i] else None  # the last node: a figure marking node 0 fails
+    fig = tree_figure(t, i, selected)
+    marks, verts = fig.data[-1], tree_vertices(fig)
+    want = {ROOT: (pending, COLORS["pending"]), FINAL: (final, COLORS[origin])}
+    want |= {j: (n.token, COLORS[n.status]) for j, n in enumerate(t.steps[i].nodes)}
+    assert len(verts) == len(want)
+    assert dict(zip(verts, zip(marks.text, marks.marker.color))) == {
+        v: (label(t.text_of(tok)), colour) for v, (tok, colour) in want.items()}
+    big = [v for v, size in zip(verts, marks.marker.size) if size > min(marks.marker.size)]
+    outlined = [v for v, c in zip(verts, marks.marker.line.color) if c == "black"]
+    assert big == outlined == ([] if selected is None else [selected])
+    at = {(x, y): v for v, x, y in zip(verts, marks.x, marks.y)}
+    edges = {(at[e.x[0], e.y[0]], at[e.x[1], e.y[1]]): e.line.color for e in fig.data[:-1]}
+    assert set(edges) == hot | cold
+    assert {e for e, colour in edges.items() if colour == COLORS["accepted"]} == hot
+
+
+@pytest.mark.parametrize("i", [0, 1, 2])
+def test_mask_figure_paints_the_library_mask_and_outlines_the_selected_node(i):
+    t = make_trace()
+    selected = 1 if PARENTS[i] else None
+    fig = mask_figure(t, i, selected)
+    heat = fig.data[0]
+    allowed = tree.mask_rows(PARENTS[i])
+    assert [list(r) for r in heat.z] == [[CONTEXT] + [ALLOWED if ok else BLOCKED for ok in row] for row in allowed]
+    assert (colour_at(heat, ALLOWED), colour_at(heat, CONTEXT)) == (COLORS["accepted"], "#9ecae1")
+    assert colour_at(heat, BLOCKED) not in (COLORS["accepted"], "#9ecae1")
+    names = [f"P {label(t.text_of(TREE[i][0]))}"] + [f"{j} {label(t.text_of(n.token))}"
+                                                     for j, n in enumerate(t.steps[i].nodes)]
+    assert list(fig.layout.yaxis.ticktext) == names
+    assert list(fig.layout.xaxis.ticktext) == [f"context ({t.steps[i].context_len - 1} tokens)"] + names
+    # node j is row j + 1 and column j + 2 (after the pending token and the context band)
+    rows = {(s.y0 + s.y1) / 2 for s in fig.layout.shapes if s.x1 - s.x0 > 1}
+    cols = {(s.x0 + s.x1) / 2 for s in fig.layout.shapes if s.y1 - s.y0 > 1}
+    assert (rows, cols) == (({selected + 1}, {selected + 2}) if PARENTS[i] else (set(), set()))
+
+
+@pytest.mark.parametrize("i", [0, 1, 2])
+def test_kpi_figures_stack_each_steps_tokens_and_times_and_mark_the_current_step(i):
+    t = make_trace()
+    tokens, time = kpis.tokens_figure(t, i), kpis.time_figure(t, i)
+    accepted, own, tau = tokens.data
+    assert list(accepted.x) == list(own.x) == list(tau.x) == [1, 2, 3]
+    assert list(accepted.y) == [0, 1, 2] and list(own.y) == [1, 1, 1]  # the target adds one token a step
+    assert list(tau.y) == pytest.approx([1 / 1, 3 / 2, 6 / 3])  # tokens so far / target forwards so far
+    draft, verify = time.data
+    assert list(draft.y) == [0.0, 9.0, 5.0] and list(verify.y) == [20.0, 11.0, 12.0]
+    for fig in (tokens, time):
+        assert fig.layout.barmode == "stack" and [s.x0 for s in fig.layout.shapes] == [i + 1]
+
+
+def test_position_figure_shows_the_accepted_share_per_depth():
+    # depth 1 drafted in steps 1 and 2, reached by both; depth 2 in both, reached in step 2; depth 3 once, never
+    bars = kpis.position_figure(make_trace()).data[0]
+    assert list(bars.x) == [1, 2, 3] and list(bars.y) == [1.0, 0.5, 0.0] and list(bars.text) == ["2/2", "1/2", "0/1"]
 
 
 def test_mask_matrix_is_the_library_mask_with_a_context_band():
@@ -104,12 +182,42 @@ def test_simulation_of_the_rule_lands_on_p_not_q():
     assert (again == counts).all()  # seeded
 
 
-def test_microscope_figures_build():
+def test_pq_figure_pairs_p_and_q_on_each_token_the_drafted_one_first():
+    t = make_trace()
+    p, q = microscope.pq_figure(t, t.steps[1].nodes[1]).data  # drafted " sat": p = 0.3, q = 0.6
+    assert list(p.x) == list(q.x) == ["·sat", "·cat", "·on", "<b>", "·x"]  # then P_TOP's tokens, then Q_TOP's
+    assert list(p.y) == [0.3, 0.5, 0.1, 0.05, None] and list(q.y) == [0.6, 0.2, 0.05, None, 0.1]  # None: not in top-k
+    outside = microscope.pq_figure(t, t.steps[2].nodes[0])  # drafted "<b>", outside Q_TOP: its own q = 0.3
+    assert outside.data[1].x[0] == "<b>" and outside.data[1].y[0] == 0.3
+    assert [(a.text, a.x) for a in outside.layout.annotations] == [("drafted", "<b>")]
+
+
+def test_accept_figure_shows_min_1_p_over_q_against_u():
+    accepted, rejected = make_trace().steps[1].nodes[:2]
+    for node, ratio in ((rejected, 0.3 / 0.6), (accepted, 1.0)):  # p/q = 2.5 for the accepted one: capped at 1
+        fig = microscope.accept_figure(node)
+        bar, u = fig.data
+        assert bar.y[0] == pytest.approx(ratio) and u.y[0] == node.u and u.text[0] == f"u = {node.u:.3f}"
+        assert fig.layout.title.text.endswith(node.status)
+
+
+def test_residual_figure_shows_the_residual_top_list():
+    t = make_trace()
+    bars = microscope.residual_figure(t, t.steps[1].residual_top).data[0]
+    assert list(bars.x) == ["·on", "<b>"] and list(bars.y) == [0.8, 0.2]
+
+
+def test_histogram_counts_every_draw_beside_p_and_q():
     t = make_trace()
     node = t.steps[1].nodes[1]
-    for fig in (microscope.pq_figure(t, node), microscope.accept_figure(node),
-                microscope.residual_figure(t, t.steps[1].residual_top), microscope.histogram_figure(t, node, 500)):
-        json.loads(fig.to_json())
+    fig = microscope.histogram_figure(t, node, 500)
+    draws, p, q = fig.data
+    # tokens in both top-k lists (" cat", " sat", " on"), then the rest of each distribution
+    assert list(draws.x) == list(p.x) == list(q.x) == ["·cat", "·sat", "·on", microscope.OTHER]
+    assert list(p.y) == pytest.approx([0.5, 0.3, 0.1, 0.1]) and list(q.y) == pytest.approx([0.2, 0.6, 0.05, 0.15])
+    counts, kept = microscope.simulate(*microscope.buckets(node)[1:], n=500, seed=0)
+    assert np.array(draws.y) * 500 == pytest.approx(counts) and counts.sum() == 500
+    assert f"{kept:.0%} kept the draft" in fig.layout.title.text
 
 
 def test_kpis_follow_the_one_definition():
@@ -128,8 +236,16 @@ def test_arena_race_counts_tokens_on_measured_time():
     assert arena.tokens_at(t, ends, 39.0) == 1 and arena.tokens_at(t, ends, 57.0) == 6
     fig = arena.race_figure({"ar": t, "sps": t}, frames=5)
     assert len(fig.frames) == 6 and list(fig.frames[-1].data[0].x) == [6, 6]
-    json.loads(arena.length_histogram({"ar": t}).to_json())
-    json.loads(arena.bars_figure({"ar": 1.0, "sps": 2.0}, "τ").to_json())
+
+
+def test_arena_histogram_and_bars_show_their_inputs():
+    hist = arena.length_histogram({"ar": make_trace(), "jacobi": jacobi_trace()})
+    assert [(h.name, list(h.x)) for h in hist.data] == [("ar", [1, 2, 3]), ("jacobi", [1, 3])]  # tokens a step
+    assert hist.data[0].marker.color != hist.data[1].marker.color
+    fig = arena.bars_figure({"ar": 1.0, "sps": 2.5}, "τ")
+    bars = fig.data[0]
+    assert list(bars.x) == ["ar", "sps"] and list(bars.y) == [1.0, 2.5] and list(bars.text) == ["1.00", "2.50"]
+    assert len(set(bars.marker.color)) == 2 and fig.layout.title.text == "τ"
 
 
 def test_cost_figure_draws_every_repeat_and_the_median():
@@ -172,10 +288,25 @@ def test_convergence_grid_figure_draws_each_iteration_on_its_positions():
     fig = jacobi.grid_figure(t, 1)
     z = fig.data[0].z
     assert list(fig.data[0].x) == [0, 1, 2, 3] and list(fig.data[0].y) == [1, 2]
-    assert z[0][3] is None and z[1][0] is None  # no guess there in that iteration
     assert [d.name for d in fig.data[1:]] == ["changed", "stable", "committed"]
-    json.loads(fig.to_json())
-    json.loads(jacobi.committed_figure(t, 1).to_json())
+    # None: no guess there in that iteration. Iteration 1: the target's 7 committed, guesses 5 and 5
+    # changed; iteration 2: 6, 5 and the target's 8 committed.
+    states = [["committed", "changed", "changed", None], [None, "committed", "committed", "committed"]]
+    legend = {d.name: d.marker.color for d in fig.data[1:]}
+    painted = [[None if v is None else colour_at(fig.data[0], v) for v in row] for row in z]
+    assert painted == [[None if st is None else legend[st] for st in row] for row in states]
+    assert len(set(legend.values())) == 3
+    assert [list(r) for r in fig.data[0].text] == [["t7", "t5", "t5", ""], ["", "t6", "t5", "t8"]]
+    [now] = fig.layout.shapes  # the current iteration (2) outlined over its positions 1..3
+    assert (now.x0, now.x1, now.y0, now.y1) == (0.5, 3.5, 1.5, 2.5)
+
+
+def test_committed_figure_counts_iterations_and_highlights_the_current_one():
+    fig = jacobi.committed_figure(jacobi_trace(), 1)
+    bars = fig.data[0]
+    assert list(bars.x) == [1, 3] and list(bars.y) == [1, 1]  # one iteration committed 1 token, one 3
+    assert list(bars.marker.color) == ["#9ecae1", COLORS["accepted"]]  # iteration 2 committed 3
+    assert fig.layout.title.text == "τ = 2.00 · this pass: 3"
 
 
 def lookahead_trace() -> Trace:
@@ -211,8 +342,16 @@ def test_window_figure_has_n_rows_of_w_tokens_and_outlines_each_ngram():
     t = lookahead_trace()
     fig = lookahead.window_figure(t, 1)
     assert [list(r) for r in fig.data[0].text] == [["t5", "t6"], ["t8", "t4"], ["t1", "t2"]]
-    assert len(fig.layout.shapes) == 2 and lookahead.window_cells(t.steps[1].extras) == [(0, 1, 6), (1, 0, 8), (1, 1, 4)]
-    json.loads(fig.to_json())
+    assert lookahead.window_cells(t.steps[1].extras) == [(0, 1, 6), (1, 0, 8), (1, 1, 4)]
+    assert list(fig.layout.yaxis.ticktext) == ["level 0", "level 1", "prediction"]
+    shade = [list(r) for r in fig.data[0].z]
+    assert shade[0][0] > shade[2][0] > shade[0][1] == shade[1][0]  # pending token, predictions, guesses
+    # each column (the n-grams 5 8 1 and 6 4 2, both new to the pool) outlined solid from level 0 to the prediction
+    assert [((s.x0 + s.x1) / 2, s.y0 < 0 and s.y1 > 2, s.line.dash) for s in fig.layout.shapes] == [
+        (0, True, "solid"), (1, True, "solid")]
+    seen = Trace.from_dict(t.to_dict())
+    seen.steps[0].extras["added"].append([5, 8, 1])  # column 0's n-gram was already pooled: dotted
+    assert [s.line.dash for s in lookahead.window_figure(seen, 1).layout.shapes] == ["dot", "solid"]
 
 
 def test_combined_mask_has_the_window_rows_and_labels_both_branches():

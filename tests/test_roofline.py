@@ -10,6 +10,7 @@ from helpers import APP
 
 from paradec import machine, roofline, speccost
 from paradec.plots import roofline as plots
+from paradec.plots.style import COLORS
 from paradec.roofline import HARDWARE, MODELS
 from paradec.trace import Trace
 from ui import sources
@@ -141,16 +142,43 @@ def test_probe_and_its_cache(tmp_path, monkeypatch):
 
 # ---------------------------------------------------------------- figures and the page
 
-def test_figures_build():
+def test_roofline_figure_puts_each_pass_on_the_roof_and_the_step_at_its_measured_time():
     step = {"label": "sps step 2", "n": 5, "c": 40, "rows": 5, "measured_s": 0.3}
     fig = plots.roofline_figure(H100, SMOL, "float32", 512, 1, step)
-    names = [tr.name for tr in fig.data]
-    assert "roof" in names and "verify k drafted" in names and any("model · measured" in (n or "") for n in names)
-    verify = next(tr for tr in fig.data if tr.name == "verify k drafted")
-    assert list(verify.x) == sorted(verify.x)  # more drafted tokens, more intensity
+    traces = {tr.name: tr for tr in fig.data if tr.name}
+    m, peak = SMOL.with_dtype("float32"), H100.peak("float32")
+    passes = {"verify k drafted": [roofline.forward_cost(m, k + 1, 512) for k in plots.VERIFY_KS],
+              "AR decode (1 token)": [roofline.forward_cost(m, 1, 512)],
+              "prefill (512 tokens)": [roofline.forward_cost(m, 512, 0, logit_rows=1)]}
+    for name, costs in passes.items():  # the model's time is the roof's: every pass sits on it
+        x = [c.intensity for c in costs]
+        assert list(traces[name].x) == pytest.approx(x)
+        assert list(traces[name].y) == pytest.approx([roofline.attainable(H100, "float32", i) for i in x])
+    # one AR token: about 0.5 FLOP a byte (4-byte weights), 512 prompt tokens: about 217; the ridge: 20
+    assert "memory-bound" in traces["AR decode (1 token)"].hovertemplate
+    assert "compute-bound" in traces["prefill (512 tokens)"].hovertemplate
+    cost = roofline.forward_cost(m, 5, 40, 1, 5)
+    recorded = traces["sps step 2: model · measured"]
+    assert list(recorded.x) == pytest.approx([cost.intensity] * 2)
+    assert list(recorded.y) == pytest.approx([roofline.attainable(H100, "float32", cost.intensity), cost.flops / 0.3])
+    roof, ridge = traces["roof"], 67e12 / 3.35e12  # float32 peak over bandwidth: 20 FLOP/byte
+    assert roof.x[1] == pytest.approx(ridge) and list(roof.y[1:]) == [peak, peak]
+    assert roof.y[0] == pytest.approx(roof.x[0] * 3.35e12)  # below the ridge, the bandwidth's slope
+    assert [s.x0 for s in fig.layout.shapes] == [pytest.approx(ridge)]
+
+
+def test_breakdown_and_sweep_figures_show_the_cost_model():
     cost = speccost.SpecStep(1.0, 0.3, 1.5, 0.2)
-    for f in (plots.breakdown_figure(cost, 1.5), plots.sweep_figure([1, 2, 4], [2.0, 1.1, 0.7], "batch", "t")):
-        json.loads(f.to_json())
+    fig = plots.breakdown_figure(cost, 1.5)
+    assert {b.name: list(b.x) for b in fig.data} == {"AR forwards": [1.5, 0], "draft": [0, 0.3],
+                                                     "verify": [0, 1.5], "overhead": [0, 0.2]}
+    assert fig.layout.barmode == "stack"
+    assert "speedup 0.75×" in fig.layout.title.text and "break-even τ = 2.00" in fig.layout.title.text
+    sweep = plots.sweep_figure([1, 2, 4], [2.0, 1.1, 0.7], "batch", "t")
+    line = sweep.data[0]
+    assert list(line.x) == [1, 2, 4] and list(line.y) == [2.0, 1.1, 0.7]
+    assert list(line.marker.color) == [COLORS["accepted"]] * 2 + [COLORS["rejected"]]  # the losing batch in red
+    assert [s.y0 for s in sweep.layout.shapes] == [1]  # the break-even line
 
 
 def open_roofline(**session) -> AppTest:

@@ -1,6 +1,5 @@
 """Tree attention's KV reads (per-branch, naive mask, DeFT) on trees worked out by hand, and
 the figure of them (the Roofline page's section is tested with the page, in test_roofline)."""
-import json
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -70,10 +69,16 @@ def test_verify_tree_is_the_first_largest_step():
 
 
 def test_figure_bars_every_tree_and_method():
-    fig = plots.reads_figure(SMOL, "bfloat16", {"chain": CHAIN3, "fork": FORK}, 10, q_block=1)
+    trees = {"chain": CHAIN3, "fork": FORK}
+    fig = plots.reads_figure(SMOL, "bfloat16", trees, 10, q_block=1)
     assert [tr.name for tr in fig.data] == list(treeattn.METHODS)
-    naive = fig.data[1]
-    assert list(naive.y) == pytest.approx([56 * 23_040 / 1e6] * 2) and list(naive.text) == ["4×", "4×"]
+    # positions read, from the tests above: chain 14 / 56 / 14, fork 25 / 56 / 14; 23,040 bytes each
+    read = {"per-branch": [14, 25], "naive mask": [56, 56], "DeFT": [14, 14]}
+    times_deft = {"per-branch": ["1×", "1.79×"], "naive mask": ["4×", "4×"], "DeFT": ["1×", "1×"]}
+    for bars in fig.data:
+        assert list(bars.x) == ["chain<br>3 nodes, 1 leaves", "fork<br>3 nodes, 2 leaves"]
+        assert list(bars.y) == pytest.approx([n * 23_040 / 1e6 for n in read[bars.name]])
+        assert list(bars.text) == times_deft[bars.name]
+        shares = [treeattn.attention_share(SMOL, p, 10, 1)[bars.name] * 100 for p in trees.values()]
+        assert list(bars.customdata) == pytest.approx(shares)
     assert "MODEL" in fig.layout.title.text
-    json.loads(fig.to_json())
-
