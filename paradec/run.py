@@ -107,7 +107,7 @@ def _decode_into(trace: Trace, target: Loaded, drafter, sampler: Sampler, gen: t
     with it the run's KV cache, which free_memory could then not give back."""
     eos = eos_ids(target.tokenizer, target.model)
     try:
-        for step in decode(target.model, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
+        for step in decode(target.decoder, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
             trace.steps.append(step)
             if on_step:
                 on_step(step)

@@ -6,7 +6,7 @@
 // into panels of 16 output columns stored k-major (panel p, row k: W[16p .. 16p+15, k]), so a panel streams
 // from memory once while up to 6 rows accumulate in registers, and more rows re-read it from cache.
 //
-// Portable C++: gcc/clang vector extensions (one 8-float vector is an AVX register, two NEON ones), built
+// Portable C++: gcc/clang vector extensions (a 16-float vector: one AVX-512 register, two AVX, four NEON), built
 // with -O3 -march=native by paradec/kernels.py. The products sum in k order: not bit-equal to a library
 // GEMM, so every forward pass that must agree (AR and every verify pass) goes through this one kernel.
 #include <torch/extension.h>
@@ -14,18 +14,22 @@
 
 namespace {
 
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
-constexpr int64_t P = 16;       // output columns per panel: two v8
-constexpr int MAX_ROWS = 6;     // rows whose 2 x 6 accumulators stay in registers
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+constexpr int64_t P = 32;  // output columns per panel: two v16
+#ifdef __AVX512F__
+constexpr int MAX_ROWS = 12;  // rows whose accumulators stay in the 32 vector registers
+#else
+constexpr int MAX_ROWS = 3;   // 16 registers: 3 rows x 4 quarters, plus the weights
+#endif
 
 template <int MB>
 void block(const float* __restrict x, int64_t K, const float* __restrict wp, float* __restrict y, int64_t N,
            int64_t ncols) {
-  v8 a0[MB], a1[MB];
-  for (int r = 0; r < MB; ++r) a0[r] = a1[r] = (v8){};
+  v16 a0[MB], a1[MB];
+  for (int r = 0; r < MB; ++r) a0[r] = a1[r] = (v16){};
   for (int64_t k = 0; k < K; ++k) {
-    const v8 w0 = *(const v8*)(wp + k * P), w1 = *(const v8*)(wp + k * P + 8);
-#pragma GCC unroll 8
+    const v16 w0 = *(const v16*)(wp + k * P), w1 = *(const v16*)(wp + k * P + 16);
+#pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
       const float xv = x[r * K + k];
       a0[r] += xv * w0;
@@ -34,24 +38,29 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
   }
   for (int r = 0; r < MB; ++r) {
     float out[P];
-    *(v8*)out = a0[r];
-    *(v8*)(out + 8) = a1[r];
+    *(v16*)out = a0[r];
+    *(v16*)(out + 16) = a1[r];
     for (int64_t j = 0; j < ncols; ++j) y[r * N + j] = out[j];
   }
 }
 
+// block<R> for a run-time R in 1..MAX_ROWS (a compile-time count inside, so the loops unroll).
+template <int R = MAX_ROWS>
+void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols) {
+  if constexpr (R > 0) {
+    if (rows == R) return block<R>(x, K, wp, y, N, ncols);
+    dispatch<R - 1>(rows, x, K, wp, y, N, ncols);
+  }
+}
+
+// M rows in as few blocks as fit the registers, of even sizes (16 rows: 8 + 8, not 12 + 4: a small
+// block has too few independent sums to keep the multiply-add units busy).
 void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols) {
-  int64_t m = 0;
-  for (; m + MAX_ROWS <= M; m += MAX_ROWS) block<MAX_ROWS>(x + m * K, K, wp, y + m * N, N, ncols);
-  x += m * K;
-  y += m * N;
-  switch (M - m) {
-    case 1: block<1>(x, K, wp, y, N, ncols); break;
-    case 2: block<2>(x, K, wp, y, N, ncols); break;
-    case 3: block<3>(x, K, wp, y, N, ncols); break;
-    case 4: block<4>(x, K, wp, y, N, ncols); break;
-    case 5: block<5>(x, K, wp, y, N, ncols); break;
-    default: break;
+  const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS;
+  for (int64_t b = 0, m = 0; b < blocks; ++b) {
+    const int64_t r = (M - m) / (blocks - b);
+    dispatch(r, x + m * K, K, wp, y + m * N, N, ncols);
+    m += r;
   }
 }
 
