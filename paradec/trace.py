@@ -11,6 +11,8 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from .files import read_regular, write_atomic
+
 SCHEMA_VERSION = 1
 MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
 
@@ -180,16 +182,16 @@ class Trace:
         return cls.from_dict(data)
 
     def save(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
+        """Written whole or not at all: a full disk leaves the file that was there."""
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path) -> "Trace":
         try:
-            with open(path, "rb") as f:
-                return cls.from_json(f.read(MAX_TRACE_BYTES + 1))
+            data = read_regular(path, MAX_TRACE_BYTES + 1)  # a FIFO would block forever
         except OSError as e:
-            raise TraceError(f"cannot read trace file {path}: {e.strerror}") from None
+            raise TraceError(f"cannot read trace file {path}: {e.strerror or e}") from None
+        return cls.from_json(data)
 
     def text_of(self, token: int) -> str:
         return self.token_text.get(str(token), f"<{token}>")
