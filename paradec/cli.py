@@ -62,6 +62,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8765)
     s.add_argument("--model", action="append", default=[], help="a target to serve (repeatable; default: embedded)")
     s.add_argument("--draft", action="append", default=[], help="a draft requests may name, besides self:N and trained")
+    s.add_argument("--weights", action="append", default=[], metavar="SPEC",
+                   help="weights a request's heads, head or adapter may name, besides the shipped ones (repeatable)")
     s.add_argument("--queue", type=int, default=8, help="runs that may wait per model behind the running one")
     s.add_argument("--device", default=None)
     s.add_argument("--dtype", default=None)
