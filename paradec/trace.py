@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 
 from .files import read_regular, write_atomic
+from .trace_check import check, check_text
 
 SCHEMA_VERSION = 1
 MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
@@ -162,9 +163,11 @@ class Trace:
             raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
         d = dict(d)
         try:
+            check_text(d)
             d["steps"] = [Step.from_dict(s) for s in _list("steps", d.get("steps", []))]
             trace = _build(cls, d)
-        except (TypeError, AttributeError, KeyError) as e:
+            check(trace)  # what the fields mean: parents, paths, counts, extras, sizes
+        except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
         return trace
 

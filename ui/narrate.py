@@ -43,6 +43,9 @@ def node_story(trace: Trace, n: Node, greedy: bool) -> str:
     if greedy:
         verdict = "is" if n.status == "accepted" else "is not"
         return f"Greedy: {tok} {verdict} the target's most likely token (p = {n.p:.3f}), so it is **{n.status}**."
+    if n.accept_prob is None:  # Medusa-2's typical acceptance: a threshold on p, no draw
+        return (f"The target gave {tok} p = {n.p:.3f}. It was tested by a threshold on p (typical acceptance, "
+                f"LOSSY), not by rejection sampling, so it is **{n.status}**.")
     cmp = "<" if n.status == "accepted" else "≥"
     return (f"The draft gave {tok} q = {n.q:.3f}, the target p = {n.p:.3f}. It is kept with probability "
             f"min(1, p/q) = {n.accept_prob:.3f}; the uniform draw u = {n.u:.3f} {cmp} {n.accept_prob:.3f}, "
