@@ -39,7 +39,8 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise methods.InputError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}")
     if not (temperature == 0.0 or MIN_TEMPERATURE <= temperature <= 10.0):
-        raise methods.InputError(f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE} and 10, got {temperature}")
+        raise methods.InputError(
+            f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE} and 10, got {temperature}")
     if not MIN_TOP_P <= top_p <= 1.0:
         raise methods.InputError(f"top-p must be between {MIN_TOP_P} and 1, got {top_p}")
     if top_k < 0:

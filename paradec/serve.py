@@ -125,10 +125,11 @@ class Service:
         """A parameter that names weights takes the shipped ones or one the operator listed: nothing
         is opened (a path) or fetched (a hub id) for a request, so the answer is the same whether the
         file exists or not, and no file's contents reach the caller."""
+        listed = ", ".join(sorted(self.allowed_weights)) or "none"
         for name, value in methods.weights_named(method, params).items():
             if value not in self.allowed_weights:
                 raise methods.InputError(f"{name} {value!r} is not served here: the shipped weights (leave it "
-                                         f"out), or one named at start-up ({', '.join(sorted(self.allowed_weights)) or 'none'})")
+                                         f"out), or one named at start-up ({listed})")
 
     def _target(self, spec: str | None) -> Target:
         if spec is None:

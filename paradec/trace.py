@@ -12,13 +12,11 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 
 from .files import read_regular, write_atomic
-from .trace_check import check, check_text
+from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
 
 SCHEMA_VERSION = 1
 MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
 
-# How each committed token came to be (the token stream colours by this).
-ORIGINS = ("accepted", "resampled", "bonus", "target")
 
 
 class TraceError(ValueError):
@@ -38,7 +36,7 @@ class Node:
     p_top: list = field(default_factory=list)  # [[token, prob], ...] of that target distribution
     accept_prob: float | None = None  # min(1, p/q) when the node was tested by sampling
     u: float | None = None  # the uniform draw compared with accept_prob
-    status: str = "unreached"  # accepted | rejected | unreached
+    status: str = "unreached"  # accepted | rejected | unreached (trace_check.STATUSES)
 
 
 @dataclass

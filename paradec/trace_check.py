@@ -12,8 +12,8 @@ MAX_WINDOW = 256  # Lookahead's window tokens in one pass (32 columns x 7 levels
 MAX_TOP = 64  # (token, probability) pairs of one distribution (runs keep 10)
 MAX_LIST = 4096  # entries of any other list in a step's extras (EAGLE-2's drafted candidates: 16 x 16 x 16)
 MAX_PROMPT_IDS = 2**18
-STATUSES = ("accepted", "rejected", "unreached")
-ORIGINS = ("accepted", "resampled", "bonus", "target")
+STATUSES = ("accepted", "rejected", "unreached")  # a drafted node's fate
+ORIGINS = ("accepted", "resampled", "bonus", "target")  # how a committed token came to be (the stream's colours)
 INT_PARAMS = {"k", "block", "window", "ngram", "candidates", "depth", "top_k", "total_tokens", "bets",
               "exit_layer", "ngram_max", "ngram_min"}  # pages compute with these
 NEEDS = {"jacobi": ("block", "changed"), "cllm": ("block", "changed"), "lookahead": ("levels",)}

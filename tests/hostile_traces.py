@@ -32,6 +32,11 @@ def _accepting(d: dict) -> dict:
     return _first(d, lambda s: s["accepted"])
 
 
+def _bet(d: dict) -> dict:
+    """The extras of mirror's first step with a bet on the worker."""
+    return _first(d, lambda s: "hit" in s["extras"])["extras"]
+
+
 def _set(path: str, value):
     """A mutation that sets d[path...] (dotted; a number indexes a list; 'tested'/'accepting' pick a step)."""
     def mutate(d):
@@ -147,10 +152,10 @@ BROKEN = {  # name -> (recorded trace, mutation)
     "eagle drafted score overflows exp": ("eagle2-greedy", _set("nodes.extras.drafted.0.3", 1000.0)),
     "eagle drafted kept count wrong": ("eagle-greedy", _set("nodes.extras.drafted", [])),
     "eagle3 drafted a string": ("eagle3-greedy", _set("nodes.extras.drafted", "all")),
-    "mirror hit without wait_ms": ("mirror-greedy", lambda d: _first(d, lambda s: "hit" in s["extras"])["extras"].pop("wait_ms")),
-    "mirror prefetch of three": ("mirror-greedy", lambda d: _first(d, lambda s: "hit" in s["extras"])["extras"].update(prefetch=[1, 2, 3])),
-    "mirror wait_ms a string": ("mirror-greedy", lambda d: _first(d, lambda s: "hit" in s["extras"])["extras"].update(wait_ms="5")),
-    "mirror hit a number": ("mirror-greedy", lambda d: _first(d, lambda s: "hit" in s["extras"])["extras"].update(hit=1)),
+    "mirror hit without wait_ms": ("mirror-greedy", lambda d: _bet(d).pop("wait_ms")),
+    "mirror prefetch of three": ("mirror-greedy", lambda d: _bet(d).update(prefetch=[1, 2, 3])),
+    "mirror wait_ms a string": ("mirror-greedy", lambda d: _bet(d).update(wait_ms="5")),
+    "mirror hit a number": ("mirror-greedy", lambda d: _bet(d).update(hit=1)),
     "draft_length a string": ("sps-heuristic", _set("steps.1.extras.draft_length", "4")),
     "chance of strings": ("sps-learned", _set("steps.1.extras.chance", ["x"])),
     "a 1,500-node chain": ("sps-greedy", _chain(1500)),

@@ -4,8 +4,9 @@ that replays recorded traces never imports it.
 Models are cached once per process and shared read-only between sessions (each run keeps its
 own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
 Run at once queues instead of filling the memory. Every value that changes a result is part of
-the cache key. With a backend URL in the sidebar, runs go to `python -m paradec serve` instead
-(ui.remote) and this process never imports torch."""
+the cache key. With the operator's backend (PARADEC_BACKEND), runs go to `python -m paradec serve`
+instead (ui.remote) and this process never imports torch. Models, drafts and weights are the ones the
+operator offers (ui.offered)."""
 from __future__ import annotations
 
 import json
