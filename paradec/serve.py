@@ -24,6 +24,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from . import methods, models
@@ -194,6 +195,10 @@ def create_app(service: Service) -> FastAPI:
             watch.cancel()
         # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
         return Response(trace.to_json(), media_type="application/json", headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:  # 404, 405: the same one line
+        return _error(e.status_code, str(e.detail), e.headers)
 
     return app
 

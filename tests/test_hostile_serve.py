@@ -138,6 +138,19 @@ def test_a_body_over_the_cap_is_refused_unread(url, chunked):
     assert status == 413 and "larger than" in answer["error"]
 
 
+@pytest.mark.parametrize("method, path, status", [("GET", "/run", 405), ("PUT", "/run", 405), ("GET", "/nope", 404),
+                                                  ("POST", "/health", 405), ("GET", "/run/../../etc/passwd", 404)])
+def test_other_routes_answer_in_the_same_one_line(url, method, path, status):
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request(method, path)
+        r = conn.getresponse()
+        assert r.status == status and set(json.loads(r.read())) == {"error"}
+    finally:
+        conn.close()
+
+
 def test_a_prompt_at_its_cap_fits_under_the_body_cap():
     body = json.dumps({"method": "ar", "prompt": "\U0001f600" * 100_000}).encode()  # 200,000 UTF-16 units, escaped
     assert len(body) < serve.MAX_BODY
