@@ -149,6 +149,13 @@ def test_a_trace_that_is_not_a_file_is_refused_at_once(fifo, tmp_path, what):
         _within(10, lambda: Trace.load(path))
 
 
+def test_a_fifo_as_bench_prompts_is_refused_at_once(capfd, fifo):
+    from paradec.cli import main
+
+    code = _within(10, lambda: main(["bench", "--methods", "pld", "--prompts", str(fifo)]))
+    assert_one_line_error(code, *capfd.readouterr(), "not a regular file")
+
+
 def test_a_folder_as_prompt_file_is_refused(capfd, tmp_path):
     assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", tmp_path), "not a regular file")
 
