@@ -126,13 +126,13 @@ def _node(nodes, j: int, n, sampled: bool) -> None:
         raise ValueError(f"node {j} has token id {n.token}")
     if n.status not in STATUSES:
         raise ValueError(f"node {j} has status {n.status!r} (one of {', '.join(STATUSES)})")
-    tested = n.status != "unreached"
-    for name in ("p", "q"):
-        _prob(getattr(n, name), f"node {j}'s {name}", optional=not tested)
     for name in ("accept_prob", "u"):
         _prob(getattr(n, name), f"node {j}'s {name}")
     if (n.accept_prob is None) != (n.u is None):
         raise ValueError(f"node {j} has one of accept_prob and u without the other")
+    tested = n.status != "unreached"  # p: always; q: for rejection sampling (typical acceptance has none)
+    _prob(n.p, f"node {j}'s p", optional=not tested)
+    _prob(n.q, f"node {j}'s q", optional=not (tested and n.accept_prob is not None))
     _tops(n.p_top, f"node {j}'s p_top")
     _tops(n.q_top, f"node {j}'s q_top")
 

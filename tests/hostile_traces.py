@@ -165,8 +165,8 @@ BROKEN = {  # name -> (recorded trace, mutation)
 }
 
 ODD = {  # name -> (recorded trace, mutation): legal, so the page must draw it
-    "typical acceptance: tested nodes without u": ("sps-sampled", lambda d: [
-        n.update(accept_prob=None, u=None) for s in d["steps"] for n in s["nodes"]]),
+    "typical acceptance: tested nodes without q or u": ("sps-sampled", lambda d: [
+        n.update(accept_prob=None, u=None, q=None) for s in d["steps"] for n in s["nodes"]]),
     "negative seed": ("sps-sampled", _set("sampling.seed", -(2**62))),
     "medusa without head_top": ("medusa-greedy", lambda d: [s["extras"].pop("head_top", None) for s in d["steps"]]),
     "eagle without drafted": ("eagle2-greedy", lambda d: [s["extras"].pop("drafted", None) for s in d["steps"]]),
