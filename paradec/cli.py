@@ -112,7 +112,8 @@ def read_prompt_file(path: str) -> str:
     try:  # enough bytes for validate() to refuse; a FIFO or /dev/zero is refused unread
         data = read_regular(path, 4 * MAX_PROMPT_CHARS + 4)  # UTF-8: at most 4 bytes a character
         # not final: a character the byte limit cut in two is dropped, not an error
-        return codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < 4 * MAX_PROMPT_CHARS + 4)
+        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < 4 * MAX_PROMPT_CHARS + 4)
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as reading in text mode did
     except (OSError, UnicodeDecodeError) as e:
         raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
 

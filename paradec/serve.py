@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from . import methods, models
+from . import lora, methods, models
 from .lanes import Lane, QueueFull
 from .run import OutOfMemory, run, validate
 from .trace import Trace
@@ -66,8 +66,6 @@ class Target:
         self.tuned: dict[str, models.Loaded] = {}  # fine-tuned copies (cllm's), by deltas folder
 
     def decodes_on(self, method: str, params: dict) -> models.Loaded:
-        from . import lora
-
         folder = lora.needed(method, params)
         if folder is None:
             return self.loaded

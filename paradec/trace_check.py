@@ -130,9 +130,9 @@ def _node(nodes, j: int, n, sampled: bool) -> None:
         _prob(getattr(n, name), f"node {j}'s {name}")
     if (n.accept_prob is None) != (n.u is None):
         raise ValueError(f"node {j} has one of accept_prob and u without the other")
-    tested = n.status != "unreached"  # p: always; q: for rejection sampling (typical acceptance has none)
-    _prob(n.p, f"node {j}'s p", optional=not tested)
-    _prob(n.q, f"node {j}'s q", optional=not (tested and n.accept_prob is not None))
+    drawn = n.status != "unreached" and n.accept_prob is not None  # tested by rejection sampling: p/q was used
+    _prob(n.p, f"node {j}'s p", optional=not drawn)
+    _prob(n.q, f"node {j}'s q", optional=not drawn)
     _tops(n.p_top, f"node {j}'s p_top")
     _tops(n.q_top, f"node {j}'s q_top")
 

@@ -168,6 +168,8 @@ ODD = {  # name -> (recorded trace, mutation): legal, so the page must draw it
     "typical acceptance: tested nodes without q or u": ("sps-sampled", lambda d: [
         n.update(accept_prob=None, u=None, q=None) for s in d["steps"] for n in s["nodes"]]),
     "negative seed": ("sps-sampled", _set("sampling.seed", -(2**62))),
+    "greedy tested nodes without p or q": ("sps-greedy", lambda d: [
+        n.update(p=None, q=None) for s in d["steps"] for n in s["nodes"]]),
     "medusa without head_top": ("medusa-greedy", lambda d: [s["extras"].pop("head_top", None) for s in d["steps"]]),
     "eagle without drafted": ("eagle2-greedy", lambda d: [s["extras"].pop("drafted", None) for s in d["steps"]]),
     "a 256-node chain": ("sps-greedy", _chain(256)),
