@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
 
 check: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
 
 # Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
 bench: $(STAMP)

@@ -4,6 +4,7 @@ Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import sys
 
@@ -63,6 +64,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=8765)
     s.add_argument("--model", action="append", default=[], help="a target to serve (repeatable; default: embedded)")
     s.add_argument("--draft", action="append", default=[], help="a draft requests may name, besides self:N and trained")
+    s.add_argument("--weights", action="append", default=[], metavar="SPEC",
+                   help="weights a request's heads, head or adapter may name, besides the shipped ones (repeatable)")
     s.add_argument("--queue", type=int, default=8, help="runs that may wait per model behind the running one")
     s.add_argument("--device", default=None)
     s.add_argument("--dtype", default=None)
@@ -105,11 +108,14 @@ def _model_error():
 
 
 def read_prompt_file(path: str) -> str:
+    from .files import read_regular
     from .run import MAX_PROMPT_CHARS
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(MAX_PROMPT_CHARS + 1)  # enough for validate() to refuse; /dev/zero never ends
+    try:  # enough bytes for validate() to refuse; a FIFO or /dev/zero is refused unread
+        data = read_regular(path, 4 * MAX_PROMPT_CHARS + 4)  # UTF-8: at most 4 bytes a character
+        # not final: a character the byte limit cut in two is dropped, not an error
+        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < 4 * MAX_PROMPT_CHARS + 4)
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as reading in text mode did
     except (OSError, UnicodeDecodeError) as e:
         raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
 
@@ -137,6 +143,8 @@ def _run(args) -> int:
     from . import lora
     from .run import run, validate
 
+    if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
+        raise methods.InputError("--trace needs a file name")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
@@ -153,7 +161,7 @@ def _run(args) -> int:
         try:
             trace.save(args.trace)
         except OSError as e:
-            raise methods.InputError(f"cannot write trace {args.trace}: {e.strerror}") from None
+            raise methods.InputError(f"cannot write trace {args.trace}: {e.strerror or e}") from None
     if args.json:
         print(json.dumps(trace.summary(), ensure_ascii=False))
     else:

@@ -2,14 +2,18 @@
 paradec benchmarks on out of the drafters' training data."""
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
+
+from .files import read_regular
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 # Spec-Bench's 480 prompts, shipped in the repository (assets/data/README.md: origin and licence)
 SPECBENCH = ASSETS / "data" / "specbench_questions.jsonl"
 
 SPLITS = ("all", "train", "heldout")
+MAX_BYTES = 256 * 2**20  # prompt sets are kilobytes (Spec-Bench: 480 questions in 700 KB)
 
 
 def split_of(row: dict) -> str:
@@ -20,8 +24,12 @@ def split_of(row: dict) -> str:
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """Rows of a JSONL file; OSError for a FIFO, a device or a folder (refused unread) and for a file
+    over MAX_BYTES."""
+    data = read_regular(path, MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_BYTES // 2**20} MiB")
+    return [json.loads(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
 
 def first_turn(row: dict) -> str | None:

@@ -38,6 +38,13 @@ def needs_draft_model(method: str) -> bool:
     return DRAFT_MODEL_ARG in inspect.signature(check_method(method).__init__).parameters
 
 
+def weights_named(method: str, params: dict) -> dict[str, str]:
+    """The parameters among params that name weights to read (a file, a folder, a hub id), with
+    their values; the values that name none (the shipped weights, "none") are left out."""
+    spare = check_method(method).weights
+    return {k: v for k, v in params.items() if k in spare and v not in spare[k]}
+
+
 def defaults(method: str) -> dict:
     """The method's parameters and their default values."""
     sig = inspect.signature(check_method(method).__init__)

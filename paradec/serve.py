@@ -6,15 +6,26 @@ POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, par
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
 Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507.
 
+A request never names a file, a hub id or a URL that the service then opens: its target, draft and
+weights (Medusa's heads, an EAGLE head, an adapter) are the shipped ones or those the operator named
+at start-up. Bodies are capped (MAX_BODY). A run whose client has gone stops at its next step, and
+one still waiting leaves the line, so a dropped connection frees its place.
+
 Targets are loaded once at start-up and shared read-only; each run keeps its own KV cache and
 waits its turn in its target's lane (one run at a time per model, a bounded line behind it).
 Everything lives in the Service object that create_app builds: no module state."""
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Callable
+
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from . import lora, methods, models
 from .lanes import Lane, QueueFull
@@ -22,10 +33,16 @@ from .run import OutOfMemory, run, validate
 from .trace import Trace
 
 MAX_DRAFTS = 4  # drafts kept per target: self:N for every N would fill the memory
+MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
+WATCH_S = 0.2  # how often a running request checks that its client is still there
+
+
+class Cancelled(RuntimeError):
+    """The client went away: the run stops at its next step, or leaves the line."""
 
 
 class RunRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)  # a typo'd field or "64" for 64 is an error
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)  # a typo or "64" for 64: an error
 
     method: str
     prompt: str
@@ -65,11 +82,13 @@ class Target:
 
 
 class Service:
-    def __init__(self, targets: dict[str, models.Loaded], queue: int = 8, drafts: tuple[str, ...] = ()):
+    def __init__(self, targets: dict[str, models.Loaded], queue: int = 8, drafts: tuple[str, ...] = (),
+                 weights: tuple[str, ...] = ()):
+        """drafts, weights: what requests may name besides the shipped ones (the operator's lists)."""
         if not targets:
             raise ValueError("the service needs at least one model")
         self.targets = {spec: Target(spec, loaded, queue) for spec, loaded in targets.items()}
-        self.allowed_drafts = set(drafts)
+        self.allowed_drafts, self.allowed_weights = set(drafts), set(weights)
 
     def health(self) -> dict:
         return {"status": "ok", "models": [self._describe(t) for t in self.targets.values()], "queues": self.queues()}
@@ -81,20 +100,35 @@ class Service:
         return {"spec": t.spec, "name": t.loaded.name, "device": t.loaded.device, "dtype": t.loaded.dtype,
                 "drafts": [d.name for d in list(t.drafts.values())]}  # list(): one C call, safe while a run adds one
 
-    def run(self, r: RunRequest) -> tuple[Trace, dict]:
-        """Validate, wait for the target's turn, decode: (the trace, queue headers)."""
+    def run(self, r: RunRequest, gone: Callable[[], bool] = lambda: False) -> tuple[Trace, dict]:
+        """Validate, wait for the target's turn, decode: (the trace, queue headers). gone() says that
+        the client left: then the run raises Cancelled at its next step (or while waiting)."""
         target = self._target(r.model)
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, r.top_k, r.seed)
         params = methods.parse_params(r.method, r.params)  # checked before queueing: a bad request never waits
-        if lora.needed(r.method, params) != lora.needed(r.method, {}):  # a request must not name files to read
-            raise methods.InputError(f"{r.method}: only the shipped fine-tuned weights are served here")
+        self._check_weights(r.method, params)
         draft_spec = self._draft_spec(r, target)
-        with target.lane.turn() as turn:
+
+        def check(_=None) -> None:
+            if gone():
+                raise Cancelled("the client went away")
+
+        with target.lane.turn(check) as turn:
             draft = target.draft(draft_spec) if draft_spec else None
             model = target.decodes_on(r.method, params)  # cllm: a fine-tuned copy of the target
             trace = run(model, r.method, r.prompt, r.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
-                        r.seed, draft, chat=r.chat)
+                        r.seed, draft, chat=r.chat, on_step=check)
         return trace, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
+
+    def _check_weights(self, method: str, params: dict) -> None:
+        """A parameter that names weights takes the shipped ones or one the operator listed: nothing
+        is opened (a path) or fetched (a hub id) for a request, so the answer is the same whether the
+        file exists or not, and no file's contents reach the caller."""
+        listed = ", ".join(sorted(self.allowed_weights)) or "none"
+        for name, value in methods.weights_named(method, params).items():
+            if value not in self.allowed_weights:
+                raise methods.InputError(f"{name} {value!r} is not served here: the shipped weights (leave it "
+                                         f"out), or one named at start-up ({listed})")
 
     def _target(self, spec: str | None) -> Target:
         if spec is None:
@@ -130,34 +164,76 @@ def create_app(service: Service) -> FastAPI:
     def queue() -> dict:
         return service.queues()
 
-    @app.post("/run")
-    def run_endpoint(r: RunRequest) -> Response:  # a plain def: FastAPI runs it in a worker thread
+    @app.post("/run", openapi_extra={"requestBody": {"content": {"application/json": {
+        "schema": RunRequest.model_json_schema()}}, "required": True}})
+    async def run_endpoint(request: Request) -> Response:
+        """The body is read here, not by FastAPI: capped in size, and every malformed one (nested
+        past pydantic's limit included) gets the service's one-line 422."""
         try:
-            trace, headers = service.run(r)
+            r = RunRequest.model_validate_json(await _body(request))
+        except ClientDisconnect:
+            return _error(499, "the client went away")
+        except TooLarge as e:
+            return _error(413, str(e))
+        except ValidationError as e:
+            return _error(422, _one_line(e))
+        gone = threading.Event()
+        watch = asyncio.create_task(_watch(request, gone))
+        try:  # in a worker thread: a run takes seconds; the event loop keeps serving /queue
+            trace, headers = await run_in_threadpool(service.run, r, gone.is_set)
+        except Cancelled as e:  # nobody is listening; 499 is what proxies log for it
+            return _error(499, str(e))
         except OutOfMemory as e:  # the request was valid, this machine cannot hold it; its memory is freed
             return _error(507, str(e))
         except (methods.InputError, models.ModelError) as e:
             return _error(400, str(e))
         except QueueFull as e:
             return _error(429, str(e), {"Retry-After": "5"})
+        finally:
+            watch.cancel()
         # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
         return Response(trace.to_json(), media_type="application/json", headers=headers)
 
-    @app.exception_handler(RequestValidationError)
-    def invalid(request: Request, e: RequestValidationError) -> JSONResponse:
-        return _error(422, _one_line(e))
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:  # 404, 405: the same one line
+        return _error(e.status_code, str(e.detail), e.headers)
 
     return app
+
+
+class TooLarge(ValueError):
+    """A request body over MAX_BODY."""
+
+
+async def _body(request: Request) -> bytes:
+    """The request body, read no further than MAX_BODY (a 100 MB body is refused, not read)."""
+    too_large = TooLarge(f"the request body is larger than {MAX_BODY // 2**20} MiB")
+    if int(request.headers.get("content-length") or 0) > MAX_BODY:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _watch(request: Request, gone: threading.Event) -> None:
+    """Set `gone` once the client disconnects (the server sees its connection close)."""
+    while not await request.is_disconnected():
+        await asyncio.sleep(WATCH_S)
+    gone.set()
 
 
 def _error(status: int, message: str, headers: dict | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def _one_line(e: RequestValidationError) -> str:
+def _one_line(e: ValidationError) -> str:
     """Pydantic's first complaint, e.g. "max_new_tokens: Input should be a valid integer"."""
     err = e.errors()[0] if e.errors() else {"loc": (), "msg": "invalid request"}
-    where = ".".join(str(p) for p in err["loc"] if p != "body")
+    where = ".".join(str(p) for p in err["loc"])
     return f"{where}: {err['msg']}" if where else err["msg"]
 
 
@@ -168,7 +244,7 @@ def serve_command(args) -> int:
     if args.queue < 0 or not 0 <= args.port <= 65535:
         raise methods.InputError("--queue must be 0 or more and --port between 0 and 65535")
     targets = {spec: models.load(spec, args.device, args.dtype) for spec in args.model or [models.EMBEDDED]}
-    service = Service(targets, args.queue, tuple(args.draft))
+    service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights))
     for target in service.targets.values():
         for spec in args.draft:
             target.draft(spec)

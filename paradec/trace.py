@@ -11,11 +11,12 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from .files import read_regular, write_atomic
+from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
+
 SCHEMA_VERSION = 1
 MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
 
-# How each committed token came to be (the token stream colours by this).
-ORIGINS = ("accepted", "resampled", "bonus", "target")
 
 
 class TraceError(ValueError):
@@ -45,7 +46,7 @@ class Node:
     p_top: list = field(default_factory=list)  # [[token, prob], ...] of that target distribution
     accept_prob: float | None = None  # min(1, p/q) when the node was tested by sampling
     u: float | None = None  # the uniform draw compared with accept_prob
-    status: str = "unreached"  # accepted | rejected | unreached
+    status: str = "unreached"  # accepted | rejected | unreached (trace_check.STATUSES)
 
 
 @dataclass
@@ -174,9 +175,11 @@ class Trace:
             raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
         d = dict(d)
         try:
+            check_text(d)
             d["steps"] = [Step.from_dict(s) for s in _list("steps", d.get("steps", []))]
             trace = _build(cls, d)
-        except (TypeError, AttributeError, KeyError) as e:
+            check(trace)  # what the fields mean: parents, paths, counts, extras, sizes
+        except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
         return trace
 
@@ -194,16 +197,16 @@ class Trace:
         return cls.from_dict(data)
 
     def save(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.to_json())
+        """Written whole or not at all: a full disk leaves the file that was there."""
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path) -> "Trace":
         try:
-            with open(path, "rb") as f:
-                return cls.from_json(f.read(MAX_TRACE_BYTES + 1))
+            data = read_regular(path, MAX_TRACE_BYTES + 1)  # a FIFO would block forever
         except OSError as e:
-            raise TraceError(f"cannot read trace file {path}: {e.strerror}") from None
+            raise TraceError(f"cannot read trace file {path}: {e.strerror or e}") from None
+        return cls.from_json(data)
 
     def text_of(self, token: int) -> str:
         return self.token_text.get(str(token), f"<{token}>")

@@ -137,7 +137,8 @@ def live_app(**sidebar) -> AppTest:
     return at.run()
 
 
-def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page():
+def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page(monkeypatch):
+    monkeypatch.setenv("PARADEC_MODELS", "/nonexistent/model/dir")  # offered by the operator, yet missing
     at = live_app(model="/nonexistent/model/dir")
     at.switch_page("pages/ar.py").run()
     at.button(key="ar.run").click().run()
@@ -155,7 +156,8 @@ def tiny_model_dir(tmp_path_factory, tokenizer):
 
 
 @pytest.mark.slow
-def test_live_run_on_a_tiny_model(tiny_model_dir):
+def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
+    monkeypatch.setenv("PARADEC_MODELS", tiny_model_dir)
     at = live_app(model=tiny_model_dir, max_new=16)
     at.switch_page("pages/pld.py").run()
     at.button(key="pld.run").click().run()

@@ -69,6 +69,7 @@ def test_control_characters_are_text(capfd, tiny_dir, prompt):
 # ---------------------------------------------------------------- the app
 
 def live_app(tiny_dir, prompt: str) -> AppTest:
+    """Live on the tiny model; the caller offers it (PARADEC_MODELS), as an operator would."""
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["sb.source"] = "live"
     for name, value in {"model": str(tiny_dir), "max_new": 8, "preset": CUSTOM, "prompt": prompt}.items():
@@ -79,7 +80,8 @@ def live_app(tiny_dir, prompt: str) -> AppTest:
 @pytest.mark.parametrize("prompt, words", [
     ("   \n\t", "empty"), ("word " * 600, "context"),
 ])  # a browser sends UTF-8 only: the lone surrogates of the CLI case cannot come from the page
-def test_live_run_with_a_bad_prompt_shows_an_error_and_keeps_the_page(tiny_dir, prompt, words):
+def test_live_run_with_a_bad_prompt_shows_an_error_and_keeps_the_page(tiny_dir, prompt, words, monkeypatch):
+    monkeypatch.setenv("PARADEC_MODELS", str(tiny_dir))
     at = live_app(tiny_dir, prompt)
     at.switch_page("pages/pld.py").run()
     at.button(key="pld.run").click().run()

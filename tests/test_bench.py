@@ -135,6 +135,7 @@ def test_page_draws_a_results_file(monkeypatch, results):
 
 def test_page_small_live_run_on_the_tiny_model(monkeypatch, tmp_path, tiny_dir):
     monkeypatch.setattr(ui_bench, "BENCH_DIR", tmp_path)
+    monkeypatch.setenv("PARADEC_MODELS", str(tiny_dir))  # the operator offers it
     at = open_page("pages/benchmark.py", **{"sb.source": "live", "sb.model": str(tiny_dir), "sb.max_new": 8})
     at.button(key="bench.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]

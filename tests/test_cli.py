@@ -132,7 +132,8 @@ def test_prompt_file_errors(capfd, tmp_path):
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_endless_prompt_file(capfd):
-    assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", "/dev/zero"), "too long")
+    """A device never ends: refused unread, as anything that is not a regular file."""
+    assert_one_line_error(*cli(capfd, "--method", "ar", "--prompt-file", "/dev/zero"), "not a regular file")
 
 
 # ---------------------------------------------------------------- errors that need a model

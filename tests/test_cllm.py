@@ -175,5 +175,5 @@ def test_the_service_serves_only_the_shipped_deltas(tiny_loaded, adapter):
     from paradec.serve import RunRequest, Service
 
     service = Service({"tiny": tiny_loaded})
-    with pytest.raises(InputError, match="only the shipped"):
+    with pytest.raises(InputError, match="is not served here: the shipped weights"):
         service.run(RunRequest(method="cllm", prompt="hi", params={"adapter": str(adapter[0])}))

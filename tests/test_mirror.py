@@ -39,7 +39,7 @@ class Slow(torch.nn.Module):
     def __init__(self, model, seconds=0.05):
         super().__init__()
         self.inner, self.seconds = model, seconds
-        self.device, self.dtype = model.device, model.dtype
+        self.device, self.dtype, self.config = model.device, model.dtype, model.config
 
     def forward(self, **kw):
         time.sleep(self.seconds)

@@ -128,7 +128,7 @@ BAD = [
     ({"method": "sps", "prompt": "hi"}, 400, "sps needs a draft"),
     ({"method": "sps", "prompt": "hi", "draft": "/etc"}, 400, "draft '/etc' is not served here"),
     ({"method": "ar", "prompt": "hi", "model": "other"}, 400, "model 'other' is not served here"),
-    (b"{not json", 422, "JSON decode error"),
+    (b"{not json", 422, "Invalid JSON"),
 ]
 
 

@@ -12,7 +12,8 @@ from streamlit.errors import StreamlitAPIException
 
 SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
 SOURCES = ("recorded", "live")
-MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs)
+MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs), and are not read from one
+MAX_PARAMS = 8000  # characters of a link's parameters (Medusa's 63-node tree takes 500)
 DONE = "classroom.done"  # session state: the parts of the link already applied
 NOTE = "classroom.note"
 
@@ -25,12 +26,15 @@ def _once(part: str) -> bool:
     return first
 
 
-def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]) -> None:
-    """Fill the sidebar's widgets from the link (values clamped to the widgets' limits)."""
+def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple], models: list[str]) -> None:
+    """Fill the sidebar's widgets from the link (values clamped to the widgets' limits; a model only
+    when the operator offers it: a link never makes the server load or download one)."""
     if not _once("sidebar"):
         return
     q = st.query_params
-    if q.get("prompt", "").strip():
+    if len(q.get("prompt", "")) > MAX_PROMPT:
+        st.session_state[NOTE] = f"The link's prompt is longer than {MAX_PROMPT} characters: not used."
+    elif q.get("prompt", "").strip():
         preset = next((name for name, text in presets.items() if text == q["prompt"]), None)
         st.session_state["sb.preset"] = preset or custom
         if not preset:
@@ -44,21 +48,24 @@ def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]
         st.session_state[f"sb.{name}"] = min(max(lo, value), hi)
     if q.get("source") in SOURCES:
         st.session_state["sb.source"] = q["source"]
-    if q.get("model", "").strip():
+    if q.get("model", "") in models:
         st.session_state["sb.model"] = q["model"]
+    elif q.get("model", "").strip():
+        st.session_state[NOTE] = "The link's model is not offered here: the embedded model is used."
 
 
 def apply_params(method: str) -> None:
     """Fill the method's parameter widgets (key "<method>.<parameter>") from the link's JSON."""
     if not _once(f"params.{method}"):
         return
+    text = st.query_params.get("params", "{}")
     try:
-        params = json.loads(st.query_params.get("params", "{}"))
+        params = json.loads(text) if len(text) <= MAX_PARAMS else None
     except (json.JSONDecodeError, RecursionError):  # a hand-made link may nest "[[[[..." past the stack
         return
     if isinstance(params, dict):
         for name, value in params.items():
-            if isinstance(value, (str, int, float, bool)):
+            if isinstance(value, (str, int, float, bool)) and len(str(value)) <= MAX_PARAMS:
                 st.session_state[f"{method}.{name}"] = value
         st.session_state[f"classroom.{method}"] = list(params)
 

@@ -24,6 +24,16 @@ def use_fetched_model() -> None:
         st.session_state[MODEL_KEY] = st.session_state.pop(PENDING)
 
 
+def fetched() -> dict[str, list[str]]:
+    """What this session fetched from a preset (the code's list, never a visitor's words), offered to
+    its live runs: "model" -> the target's hub id, each other role -> its local folders."""
+    ready = st.session_state.get(READY)
+    preset = next((p for p in presets.PRESETS if ready and p.name == ready[0]), None)
+    if preset is None:
+        return {}
+    return {"model": [preset.target.repo], **ready[1]}
+
+
 def render() -> None:
     """The presets that fit this process's device (call it only for live runs in this process)."""
     from . import live  # here, not at the top: ui.live imports ui.sidebar, which draws this

@@ -4,8 +4,9 @@ that replays recorded traces never imports it.
 Models are cached once per process and shared read-only between sessions (each run keeps its
 own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
 Run at once queues instead of filling the memory. Every value that changes a result is part of
-the cache key. With a backend URL in the sidebar, runs go to `python -m paradec serve` instead
-(ui.remote) and this process never imports torch."""
+the cache key. With the operator's backend (PARADEC_BACKEND), runs go to `python -m paradec serve`
+instead (ui.remote) and this process never imports torch. Models, drafts and weights are the ones the
+operator offers (ui.offered)."""
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ import streamlit as st
 from paradec.lanes import Lane, QueueFull
 from paradec.trace import Trace
 
-from . import remote
+from . import gpu_presets, offered, remote
 from .sidebar import Settings
 
 MAX_RESULTS = 32  # live traces kept per process
@@ -95,9 +96,24 @@ class Key(NamedTuple):
 
 
 def key(s: Settings, method: str, params: dict, draft: str | None) -> Key:
+    """The run's key; Refused when it names a model, draft or weights the operator does not offer
+    (a backend applies its own operator's rules)."""
+    if not s.backend:
+        _check_offered(s.model, method, params, draft)
     device, dtype = ("backend", "") if s.backend else _device()  # the backend picks its own
     return Key(s.model, device, dtype, draft, method, json.dumps(params, sort_keys=True), s.prompt,
                s.max_new_tokens, s.temperature, s.top_p, s.seed, s.backend)
+
+
+def _check_offered(model: str, method: str, params: dict, draft: str | None) -> None:
+    from paradec import methods
+
+    got = gpu_presets.fetched()
+    offered.check_model(model, got.get("model", []))
+    if draft:
+        offered.check_draft(draft, got.get("draft", []))
+    heads = [folder for role, folders in got.items() if role not in ("model", "draft") for folder in folders]
+    offered.check_weights(methods.weights_named(method, params), heads)
 
 
 def cached(k) -> Trace | None:
@@ -187,7 +203,7 @@ def errors() -> tuple[type, ...]:
     in this process imported them: a run on a backend never imports torch, not even to fail."""
     found = (getattr(sys.modules.get("paradec.methods"), "InputError", None),
              getattr(sys.modules.get("paradec.models"), "ModelError", None))
-    return (remote.BackendError, QueueFull, *(e for e in found if e))
+    return (remote.BackendError, QueueFull, offered.Refused, *(e for e in found if e))
 
 
 @st.cache_resource(show_spinner="Measuring this machine (a second or two)…")
@@ -211,7 +227,8 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
     from paradec.bench import variants
 
     if s.backend:
-        raise remote.BackendError("the small benchmark runs in this process: clear Backend URL in the sidebar")
+        raise remote.BackendError("the small benchmark runs in this process, and this app sends live runs to a backend")
+    offered.check_model(s.model, gpu_presets.fetched().get("model", []))
     device, dtype = _device()
     k = ("bench", s.model, device, dtype, tuple(prompts.items()), s.max_new_tokens, s.temperature, s.top_p, s.seed)
     hit = cached(k)

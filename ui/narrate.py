@@ -36,13 +36,20 @@ def step_story(trace: Trace, i: int) -> str:
     return text + f". **{len(s.tokens)} token(s) committed** for one target forward."
 
 
+def _p(n: Node) -> str:
+    return "p not recorded" if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
+
+
 def node_story(trace: Trace, n: Node, greedy: bool) -> str:
     tok = _q(trace, n.token)
     if n.status == "unreached":
         return f"{tok} was never tested: a token before it was rejected, so everything after it is thrown away."
     if greedy:
         verdict = "is" if n.status == "accepted" else "is not"
-        return f"Greedy: {tok} {verdict} the target's most likely token (p = {n.p:.3f}), so it is **{n.status}**."
+        return f"Greedy: {tok} {verdict} the target's most likely token ({_p(n)}), so it is **{n.status}**."
+    if n.accept_prob is None:  # Medusa-2's typical acceptance: a threshold on p, no draw
+        return (f"The target gave {tok} {_p(n)}. It was tested by a threshold on p (typical acceptance, "
+                f"LOSSY), not by rejection sampling, so it is **{n.status}**.")
     cmp = "<" if n.status == "accepted" else "≥"
     return (f"The draft gave {tok} q = {n.q:.3f}, the target p = {n.p:.3f}. It is kept with probability "
             f"min(1, p/q) = {n.accept_prob:.3f}; the uniform draw u = {n.u:.3f} {cmp} {n.accept_prob:.3f}, "

@@ -40,7 +40,12 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
 
 
 def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict) -> None:
-    figs = replay(trace, ns, k, panels)
+    try:
+        figs = replay(trace, ns, k, panels)
+    except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
+        st.error(f"This trace cannot be drawn here ({type(e).__name__}: {str(e).strip()[:200] or 'no message'}). "
+                 "Drop it, or open a trace recorded by paradec.")
+        return
     share(trace, figs, ns, params)
 
 

@@ -77,10 +77,11 @@ def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
         return {"target": fig}
     st.markdown(narrate.node_story(trace, node, greedy))
     figs = {"p_vs_q": microscope.pq_figure(trace, node)}
-    cols = st.columns([2, 1.2, 2] if not greedy else [1])
+    sampled = not greedy and node.accept_prob is not None  # None: tested without a draw (typical acceptance)
+    cols = st.columns([2, 1.2, 2] if sampled else [1])
     with cols[0]:
         chart(figs["p_vs_q"], f"{ns}.fig.pq")
-    if greedy:
+    if not sampled:
         return figs
     figs["accept_test"] = microscope.accept_figure(node)
     with cols[1]:
@@ -103,7 +104,7 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
     if not st.session_state.get(flag):
         return {}
     header(f"{SIM_DRAWS:,} draws of the accept / resample rule", FROM_RUN)
-    seed = trace.sampling.get("seed", 0) * 100_003 + i * 101 + sel
+    seed = (trace.sampling.get("seed", 0) * 100_003 + i * 101 + sel) % 2**63  # numpy takes no negative seed
     fig = microscope.histogram_figure(trace, node, SIM_DRAWS, seed)
     chart(fig, f"{ns}.fig.sim")
     st.caption("Real numpy draws (seeded) of: x ~ q; keep x with probability min(1, p/q); else draw from "

@@ -2,18 +2,15 @@
 app.py draws it on every run; pages read the result with current()."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import streamlit as st
 
-from . import gpu_presets
-from . import classroom
+from . import classroom, gpu_presets, offered
 from .presets import CUSTOM, PRESETS
 
 KEY = "_settings"
 LIMITS = {"temperature": (0.0, 1.5), "top_p": (0.05, 1.0), "max_new": (8, 256), "seed": (0, 2**31 - 1)}
-BACKEND_ENV = "PARADEC_BACKEND"  # the Backend URL's default: a front end deployed to drive a GPU box
 
 
 @dataclass(frozen=True)
@@ -25,13 +22,16 @@ class Settings:
     max_new_tokens: int
     seed: int
     live: bool  # False: replay recorded traces; True: run the model on these settings
-    backend: str = ""  # URL of `python -m paradec serve` that runs live traces ("": this process)
+    backend: str = ""  # URL of `python -m paradec serve` that runs live traces ("": this process); the operator's
 
 
 def render() -> Settings:
-    classroom.apply_sidebar(PRESETS, CUSTOM, LIMITS)  # a classroom link, before the widgets it fills
+    models = offered.models(gpu_presets.fetched().get("model", []))
+    classroom.apply_sidebar(PRESETS, CUSTOM, LIMITS, models)  # a classroom link, before the widgets it fills
     with st.sidebar:
         gpu_presets.use_fetched_model()
+        if st.session_state.get("sb.model") not in models:  # e.g. a model the operator no longer offers
+            st.session_state.pop("sb.model", None)
         live = st.radio("Trace source", ["recorded", "live"], horizontal=True, key="sb.source",
                         help="recorded: replay a real run saved in assets/traces (instant). "
                              "live: run the model on the settings below.") == "live"
@@ -45,18 +45,27 @@ def render() -> Settings:
         top_p = st.slider("Top-p", *LIMITS["top_p"], 1.0, 0.05, key="sb.top_p")
         max_new = st.slider("Max new tokens", *LIMITS["max_new"], 48, 8, key="sb.max_new")
         seed = st.number_input("Seed", *LIMITS["seed"], 0, key="sb.seed")
-        model = st.text_input("Target model", "embedded", key="sb.model",
-                              help="'embedded' = the bundled SmolLM2-135M-Instruct; or a Hugging Face id / local folder")
-        backend = st.text_input("Backend URL", os.environ.get(BACKEND_ENV, ""), key="sb.backend",
-                                placeholder="http://gpu-box:8765",
-                                help="Live runs go to this `python -m paradec serve` (e.g. a GPU box) instead of "
-                                     "running here; empty: this machine. 'embedded' above = the backend's own model.")
-        if live and not backend.strip():  # presets for this process's GPU; a backend has its own
+        model = st.selectbox("Target model", models, key="sb.model",
+                             help="'embedded' = the bundled SmolLM2-135M-Instruct; the operator of this app offers "
+                                  f"others (environment variable {offered.MODELS}) and the GPU presets below")
+        backend = _backend()
+        if live and not backend:  # presets for this process's GPU; a backend has its own
             gpu_presets.render()
-    settings = Settings(model.strip() or "embedded", prompt, float(temperature), float(top_p), int(max_new), int(seed),
-                        live, backend.strip())
+    settings = Settings(model, prompt, float(temperature), float(top_p), int(max_new), int(seed), live, backend)
     st.session_state[KEY] = settings
     return settings
+
+
+def _backend() -> str:
+    """The operator's backend (a visitor never types a URL this server would call), shown when set."""
+    try:
+        url = offered.backend()
+    except offered.Refused as e:
+        st.error(str(e))  # the operator's typo: runs stay in this process until it is fixed
+        return ""
+    if url:
+        st.caption("Live runs go to the operator's backend (`python -m paradec serve`); 'embedded' is its own model.")
+    return url
 
 
 def current() -> Settings:

@@ -55,6 +55,9 @@ class Drafter:
     # EAGLE draft from the target's features): indices into the model's hidden_states tuple,
     # -1 = the final, normed layer. Empty: none are returned.
     hidden_layers: tuple[int, ...] = ()
+    # Parameters that name weights to read (a file, a folder or a hub id), each with the values that
+    # name none ("": the shipped weights). The service takes other values only from its operator's list.
+    weights: dict[str, tuple[str, ...]] = {}
 
     def __init__(self):
         self.params: dict = {}  # the method's parameters, as given (recorded in traces)
@@ -83,3 +86,11 @@ class Drafter:
         """Feedback after a step: ctx now holds the newly committed tokens too; accepted lists
         the node indices of the accepted path; verified holds the verify pass's outputs.
         Whatever commit adds to draft.extras lands in this step's record."""
+
+
+def first_line(e: Exception, limit: int = 200) -> str:
+    """An error's first line, cut short: a reader's message may go on to list a file's tensors."""
+    if isinstance(e, KeyError):  # str() of a KeyError is just the key
+        return f"no {str(e)[:limit]} in it: not a file of this kind"
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:limit]

@@ -15,6 +15,7 @@ SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "cllm-sm
 
 class Cllm(Jacobi):
     name = "cllm"
+    weights = {"adapter": ("",)}
     label = "CLLM"  # the fine-tuned model's name in traces: "<target> + CLLM"
     train_command = "python -m paradec.train cllm"
 

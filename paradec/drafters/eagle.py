@@ -33,7 +33,7 @@ from .. import tree as trees
 from ..train.selfdistill import fuse_layers
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
-from .base import Draft, Drafter
+from .base import Draft, Drafter, first_line
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
 SHIPPED = {1: ASSETS / "eagle-smollm2", 3: ASSETS / "eagle3-smollm2"}
@@ -47,6 +47,7 @@ class Eagle(Drafter):
     """EAGLE-1: the head drafts a static tree of rank paths."""
 
     name, version = "eagle", 1
+    weights = {"head": ("",)}
 
     def __init__(self, target_model, head: str = "", tree: str = "cpu10", draft_length: str = "fixed",
                  threshold: float = 0.3):
@@ -65,9 +66,9 @@ class Eagle(Drafter):
     def _load(self, target_model, spec: str) -> None:
         try:
             loaded, _ = eagle_head.load(spec or SHIPPED[self.version])
-        except (OSError, RuntimeError, KeyError) as e:
+        except Exception as e:  # a file from the user: whatever its reader fails with is one line
             where = spec or f"the shipped head (train it: python -m paradec.train eagle --version {self.version})"
-            raise ValueError(f"cannot load an EAGLE head from {where}: {e}") from None
+            raise ValueError(f"cannot load an EAGLE head from {where}: {first_line(e)}") from None
         if loaded.version != self.version:
             raise ValueError(f"{self.name} needs an EAGLE-{self.version} head, this one is EAGLE-{loaded.version}")
         cfg, lm = target_model.config, target_model.get_output_embeddings().weight

@@ -21,7 +21,7 @@ from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
-from .base import Draft, Drafter
+from .base import Draft, Drafter, first_line
 from .draft_length import MAX_K
 from .subset import VocabSubset, read_weights, save_weights
 
@@ -81,6 +81,7 @@ def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=N
 
 class EarlyExit(Drafter):
     name = "early_exit"
+    weights = {"adapter": ("", "none")}
 
     def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = "", draft_length: str = "fixed",
                  threshold: float = 0.4):
@@ -109,8 +110,9 @@ class EarlyExit(Drafter):
     def _adapter(target_model, spec: str, exit_layer: int) -> Adapter:
         try:
             adapter = load(target_model, Path(spec) if spec else SHIPPED)
-        except (OSError, KeyError, RuntimeError) as e:
-            raise ValueError(f"cannot load an early-exit adapter from {spec or 'the shipped folder'}: {e}") from None
+        except Exception as e:  # a file from the user: whatever its reader fails with is one line
+            raise ValueError(f"cannot load an early-exit adapter from {spec or 'the shipped folder'}: "
+                             f"{first_line(e)}") from None
         if adapter.exit_layer != exit_layer:
             raise ValueError(f"this adapter was trained at exit layer {adapter.exit_layer}, not {exit_layer} "
                              "(use adapter=none for an untrained exit)")

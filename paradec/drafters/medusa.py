@@ -29,7 +29,7 @@ import torch
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import medusa_heads
-from .base import Draft, Drafter
+from .base import Draft, Drafter, first_line
 from .subset import VocabSubset
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "medusa-smollm2"
@@ -40,6 +40,7 @@ TREES = trees.MEDUSA_TREES
 class Medusa(Drafter):
     name = "medusa"
     hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
+    weights = {"heads": ("",)}
 
     def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
                  epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.3):
@@ -103,8 +104,8 @@ def _load_heads(spec: str) -> medusa_heads.MedusaHeads:
         raise ValueError("no shipped heads: train them (python -m paradec.train medusa) or give heads=PATH")
     try:
         return medusa_heads.load(spec or SHIPPED)
-    except (OSError, RuntimeError) as e:
-        raise ValueError(f"cannot load heads {spec!r}: {e}") from None
+    except Exception as e:  # a file from the user: whatever its reader fails with is one line
+        raise ValueError(f"cannot load heads {spec!r}: {first_line(e)}") from None
 
 
 def _parse_tree(spec: str, heads) -> list[list[int]]:

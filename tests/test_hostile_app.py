@@ -1,0 +1,181 @@
+"""Hostile input to the app (issue 16), with Streamlit's AppTest: odd but legal imported traces are
+drawn within bounded time, what still cannot be drawn is an error box on a page that keeps
+working; links and visitors cannot pick the backend, a model, a draft or weights the operator did
+not list (ui/offered.py); classroom links that are too long or nonsense are ignored."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.testing.v1 import AppTest
+
+from hostile_traces import ODD, build
+from paradec.trace import Trace
+from test_serve import start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
+from ui import offered, remote, sources
+
+from helpers import APP
+
+
+def page_of(method: str) -> tuple[str, dict]:
+    if method.startswith("eagle"):
+        return "pages/eagle.py", {"version": method}
+    return f"pages/{method}.py", {}
+
+
+def opened(method: str, imported: Trace | None = None, **query) -> AppTest:
+    page, extra = page_of(method)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({**extra, **query})
+    at.run()
+    if imported is not None:
+        at.session_state[sources.IMPORTED] = {method: imported}
+    return at.switch_page(page).run()
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.exception]
+
+
+@pytest.mark.parametrize("name", ODD)
+def test_an_odd_trace_is_drawn_in_bounded_time(name):
+    method, data = build(ODD, name)
+    trace = sources.import_trace(data)
+    t0 = time.perf_counter()
+    at = opened(method, trace)
+    assert not errors(at) and not at.error, errors(at) + [e.value for e in at.error]
+    for step in sorted({min(2, len(trace.steps)), len(trace.steps)} - {1}):  # the odd steps are the first two
+        at.slider(key=f"{method}.step").set_value(step).run()
+        assert not errors(at) and not at.error, errors(at) + [e.value for e in at.error]
+    sim = [b for b in at.button if b.label.startswith("Sample this step")]
+    if sim:
+        sim[0].click().run()
+        assert not errors(at) and not at.error
+    assert time.perf_counter() - t0 < 30
+
+
+def test_what_slips_past_the_loader_is_an_error_box_and_the_app_keeps_working():
+    """A trace object no file could make (the loader refuses it): the page shows an error box, its
+    player's drop button still works, and the other pages are untouched."""
+    _, data = build(ODD, "unknown extras")
+    trace = Trace.from_json(data)
+    trace.steps[0].extras["block"] = "not a list"  # what the Jacobi page draws from
+    trace.method = "jacobi"
+    at = opened("jacobi", trace)
+    assert not errors(at) and any("cannot be drawn" in e.value for e in at.error)
+    at.button(key="jacobi.drop").click().run()
+    assert not errors(at) and not at.error and "Play" in [b.label for b in at.button]
+    at.switch_page("pages/pld.py").run()
+    assert not errors(at) and not at.error
+
+
+LINKS = [  # classroom links a visitor can craft: ignored or clamped, never an exception
+    {"prompt": "x" * 100_000}, {"params": json.dumps({"k": "x" * 10_000})}, {"params": "{" * 10_000},
+    {"params": json.dumps({"heads": "/etc/passwd", "k": 4})}, {"params": "[1, 2]"}, {"params": "null"},
+    {"step": "-5"}, {"step": "99999999999999999999"}, {"step": "nan"}, {"temperature": "nan"},
+    {"temperature": "-inf"}, {"top_p": "1e-300"}, {"seed": "1e400"}, {"max_new": "9" * 500}, {"source": "evil"},
+    {"trace": "../../../../etc/passwd"}, {"trace": "\x00"}, {"model": "nobody/nothing"},
+    {"model": "/etc"}, {"backend": "http://169.254.169.254/latest/meta-data"},
+]
+
+
+@pytest.mark.parametrize("query", LINKS, ids=range(len(LINKS)))
+def test_a_crafted_link_is_ignored_or_clamped(query):
+    at = opened("pld", **query)
+    assert not errors(at), errors(at)
+    s = at.session_state["_settings"]
+    assert s.model == "embedded" and s.backend == "" and 0 <= s.temperature <= 1.5 and s.top_p >= 0.05
+    assert len(s.prompt) <= 2000
+
+
+# ---------------------------------------------------------------- what a visitor may pick: the operator's lists
+
+def live(**sidebar) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["sb.source"] = "live"
+    for name, value in sidebar.items():
+        at.session_state[f"sb.{name}"] = value
+    return at.run()
+
+
+@pytest.mark.parametrize("draft", ["/etc/passwd", "../../../../etc/passwd", "nobody/nothing", "trained:/etc",
+                                   "self:1; rm -rf /", "http://169.254.169.254/"])
+def test_a_typed_draft_the_operator_did_not_offer_is_refused_unread(draft):
+    at = live()
+    at.switch_page("pages/sps.py").run()
+    at.text_input(key="sps.draft").input(draft).run()
+    assert not errors(at) and any("is not offered here" in e.value for e in at.error), [e.value for e in at.error]
+    assert "Play" in [b.label for b in at.button]  # the recorded trace is still replayed
+
+
+@pytest.mark.parametrize("model", ["/etc", "nobody/nothing", "../../models"])
+def test_a_model_the_operator_did_not_offer_is_never_used(model):
+    at = live(model=model)
+    at.switch_page("pages/ar.py").run()
+    assert not errors(at) and at.session_state["_settings"].model == "embedded"
+
+
+def test_a_model_the_operator_offers_can_be_picked_and_linked(monkeypatch):
+    monkeypatch.setenv(offered.MODELS, "org/offered-model, /srv/models/other")
+    at = opened("pld", model="/srv/models/other")
+    assert at.session_state["_settings"].model == "/srv/models/other"
+    assert offered.models() == ["embedded", "org/offered-model", "/srv/models/other"]
+
+
+def test_the_backend_is_the_operators_and_no_widget_or_link_changes_it(monkeypatch):
+    monkeypatch.setenv(offered.BACKEND, "http://gpu-box:8765/")
+    at = opened("pld", backend="http://169.254.169.254/")
+    assert at.session_state["_settings"].backend == "http://gpu-box:8765"
+    assert "sb.backend" not in [w.key for w in at.text_input]
+    for typo in ("file:///etc/passwd", "gpu-box:8765", "http://"):  # the operator's typo: runs stay here
+        monkeypatch.setenv(offered.BACKEND, typo)
+        with pytest.raises(offered.Refused, match=offered.BACKEND):
+            offered.backend()
+        at = opened("pld")
+        assert not errors(at) and at.session_state["_settings"].backend == ""
+
+
+def test_weights_in_a_run_must_be_offered(monkeypatch):
+    monkeypatch.setenv(offered.WEIGHTS, "/srv/heads")
+    offered.check_weights({"heads": "/srv/heads"})
+    for value in ("/etc/passwd", "nobody/nothing", "/srv/heads/../../etc"):
+        with pytest.raises(offered.Refused, match="not offered here"):
+            offered.check_weights({"heads": value})
+    with pytest.raises(offered.Refused):
+        offered.check_draft("self:1x")
+    offered.check_draft("self:12")
+    offered.check_draft("/hub/draft", fetched=["/hub/draft"])  # fetched from a GPU preset (the code's list)
+
+
+def test_a_visitor_who_leaves_a_backend_run_frees_its_place(start, tiny):
+    url, service = start(2)
+    lane = service.targets[tiny.name].lane
+    slow = tiny.model.register_forward_pre_hook(lambda *_: time.sleep(0.02))
+
+    def leaves(fraction, text=None):  # Streamlit stops a script this way when its tab closes
+        if lane.status()["running"]:
+            raise StopException
+
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(StopException):
+            remote.run(url, {"method": "ar", "prompt": "hi", "max_new_tokens": 400}, leaves)
+        assert time.perf_counter() - t0 < 5  # the page did not wait for the answer
+        end = time.perf_counter() + 3
+        while lane.status()["running"] and time.perf_counter() < end:
+            time.sleep(0.02)
+        assert not lane.status()["running"]  # the backend cancelled the run
+    finally:
+        slow.remove()
+
+
+def test_uploads_are_capped_by_the_server_at_the_trace_cap():
+    import tomllib
+    from pathlib import Path
+
+    from paradec.trace import MAX_TRACE_BYTES
+
+    server = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())["server"]
+    assert server["maxUploadSize"] * 10**6 <= MAX_TRACE_BYTES

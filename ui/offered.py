@@ -1,0 +1,58 @@
+"""What the operator of this app offers, read from the environment (on a Space: its variables):
+where live runs go, and which models, drafts and weights a visitor may pick. Visitors and links
+choose among these; nothing a visitor types becomes a URL, a path or a hub id that this process
+opens (on a hosted Space that would reach the host's network and fill its disk). The GPU presets
+(paradec.presets, the code's own list) add what a session fetched from them. Standard library only."""
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import urlsplit
+
+BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
+MODELS = "PARADEC_MODELS"  # comma-separated hub ids or folders offered besides the embedded model
+DRAFTS = "PARADEC_DRAFTS"  # drafts offered besides trained and self:N
+WEIGHTS = "PARADEC_WEIGHTS"  # Medusa heads, EAGLE heads, adapters offered besides the shipped ones
+EMBEDDED = "embedded"
+SELF_DRAFT = re.compile(r"self:\d{1,3}")  # the target's own first N layers: nothing to read
+
+
+class Refused(ValueError):
+    """A choice the operator does not offer; the message is one line for the visitor."""
+
+
+def _listed(name: str) -> list[str]:
+    return [x.strip() for x in os.environ.get(name, "").split(",") if x.strip()]
+
+
+def backend() -> str:
+    """The backend's URL, "" for none. Only http(s) to a host: anything else is the operator's typo,
+    refused as a whole rather than guessed at."""
+    url = os.environ.get(BACKEND, "").strip().rstrip("/")
+    if url and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
+        raise Refused(f"{BACKEND} must be an http(s) URL such as http://gpu-box:8765, got {url[:80]!r}")
+    return url
+
+
+def models(fetched: list[str] = ()) -> list[str]:
+    """The target models a visitor may pick, the embedded one first."""
+    return list(dict.fromkeys([EMBEDDED, *_listed(MODELS), *fetched]))
+
+
+def check_model(spec: str, fetched: list[str] = ()) -> None:
+    if spec not in models(fetched):
+        raise Refused(f"model {spec[:80]!r} is not offered here (the operator lists models in {MODELS})")
+
+
+def check_draft(spec: str, fetched: list[str] = ()) -> None:
+    if not (spec == "trained" or SELF_DRAFT.fullmatch(spec) or spec in _listed(DRAFTS) or spec in fetched):
+        raise Refused(f"draft {spec[:80]!r} is not offered here: trained, self:N (N layers of the target), "
+                      f"or one the operator lists in {DRAFTS}")
+
+
+def check_weights(named: dict[str, str], fetched: list[str] = ()) -> None:
+    """named: the run's parameters that name weights (paradec.methods.weights_named)."""
+    for name, value in named.items():
+        if value not in _listed(WEIGHTS) and value not in fetched:
+            raise Refused(f"{name} {value[:80]!r} is not offered here: the shipped weights, or ones the operator "
+                          f"lists in {WEIGHTS}")
