@@ -17,8 +17,11 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run app.py
 
+# Everything: the fast tier on both cores, then the slow tier (embedded model, browser, large samples,
+# timing-sensitive concurrency) alone, so that nothing else competes with it for the cores.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
+	$(BIN)/python -m pytest -q -m slow tests
 
 check: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
