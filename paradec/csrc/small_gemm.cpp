@@ -3,8 +3,8 @@
 // Why: a 1-token forward pass is a matrix-vector product whose cost is reading the weights once. A verify
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
 // library GEMM on some CPUs instead costs 1.7-2.3x for 2-16 rows. Here the weights are packed once at load
-// into panels of 16 output columns stored k-major (panel p, row k: W[16p .. 16p+15, k]), so a panel streams
-// from memory once while up to 6 rows accumulate in registers, and more rows re-read it from cache.
+// into panels of 32 output columns stored k-major (panel p, row k: W[32p .. 32p+31, k]), so a panel streams
+// from memory once while up to 12 rows accumulate in registers, and more rows re-read it from cache.
 //
 // Portable C++: gcc/clang vector extensions (a 16-float vector: one AVX-512 register, two AVX, four NEON), built
 // with -O3 -march=native by paradec/kernels.py. The products sum in k order: not bit-equal to a library
@@ -16,6 +16,7 @@ namespace {
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 constexpr int64_t P = 32;  // output columns per panel: two v16
+constexpr int64_t PREFETCH = 128;  // panel rows (128 bytes each) ahead: 16 KB
 #ifdef __AVX512F__
 constexpr int MAX_ROWS = 12;  // rows whose accumulators stay in the 32 vector registers
 #else
@@ -28,6 +29,10 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
   v16 a0[MB], a1[MB];
   for (int r = 0; r < MB; ++r) a0[r] = a1[r] = (v16){};
   for (int64_t k = 0; k < K; ++k) {
+    // Ask for the weights PREFETCH rows ahead (into the next panel near the end): the loads from memory
+    // then overlap the multiply-adds instead of following them (8 rows: 1.6x faster measured here).
+    __builtin_prefetch(wp + (k + PREFETCH) * P, 0, 0);
+    __builtin_prefetch(wp + (k + PREFETCH) * P + 16, 0, 0);
     const v16 w0 = *(const v16*)(wp + k * P), w1 = *(const v16*)(wp + k * P + 16);
 #pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
