@@ -71,6 +71,10 @@ class Cache:
     def get_seq_length(self) -> int:
         return self.length
 
+    def crop(self, n: int) -> None:
+        """Hugging Face's crop: n >= 0 keeps the first n entries, n < 0 drops the last -n."""
+        self.length = n if n >= 0 else self.length + n
+
     def reserve(self, n: int) -> None:
         """Room for n more entries: the capacity doubles when full (a copy, amortised over the run)."""
         if self.length + n > self.k.shape[2]:
@@ -92,20 +96,31 @@ class Cache:
 class FastTarget:
     """Built from a loaded Llama-family model on the CPU in float32 (supports() says which)."""
 
-    def __init__(self, model, use_kernel: bool = True):
+    def __init__(self, model, use_kernel: bool = True, head: torch.Tensor | None = None, expand=None):
         """use_kernel=False: torch's matrix products on the fused weights (the fallback where the kernel
-        cannot be built; also what the tests compare the kernel with)."""
+        cannot be built; also what the tests compare the kernel with). head, expand: a draft's own LM-head
+        rows (V', H) and the map of its logits to the whole vocabulary (paradec.draft_model's subset)."""
         t0 = time.perf_counter()
         self.model, self.config = model, model.config  # the shared model: read, never changed
         self.kernel = kernels.kernel() if use_kernel else None
         base = model.model
         self.embed, self.norm, self.rotary = base.embed_tokens, base.norm, base.rotary_emb
         self.layers = [Layer(layer, self.kernel) for layer in base.layers]
-        self.lm_head = Linear(model.lm_head.weight.detach(), _bias(model.lm_head), self.kernel)
+        self.lm_head = Linear(model.lm_head.weight.detach() if head is None else head.detach(),
+                              _bias(model.lm_head) if head is None else None, self.kernel)
+        self.expand = expand
+        self.stop_file = None  # of_draft: a trained draft's learned draft-length rule
         a = base.layers[0].self_attn
         self.heads, self.kv_heads = self.config.num_attention_heads, self.config.num_key_value_heads
         self.head_dim, self.scaling = a.head_dim, a.scaling
         self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
+
+    @classmethod
+    def of_draft(cls, draft) -> FastTarget:
+        """paradec.draft_model's trained draft: its layers, and its LM-head rows over a vocabulary subset."""
+        fast = cls(draft.full, head=draft.head, expand=draft.subset.expand)
+        fast.stop_file = getattr(draft, "stop_file", None)  # the learned draft-length rule fitted on it
+        return fast
 
     @staticmethod
     def supports(model, device: str, dtype: str) -> str:
@@ -149,6 +164,7 @@ class FastTarget:
         h = self.norm(h)
         states[-1] = h
         logits = self.lm_head(h[m - keep:].contiguous())
+        logits = logits if self.expand is None else self.expand(logits)
         cache.length = start + m
         hidden = torch.stack([states[i] for i in hidden_layers]) if hidden_layers else None
         return logits, hidden

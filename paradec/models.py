@@ -164,7 +164,7 @@ def load_draft(spec: str, target: Loaded) -> Loaded:
     if spec == TRAINED or spec.startswith(TRAINED + ":"):
         return _trained(spec, target)
     if not spec.startswith("self:"):
-        return load(spec, target.device, target.dtype)
+        return load(spec, target.device, target.dtype, fast=target.fast is not None)
     try:
         layers = int(spec[5:])
     except ValueError:
@@ -186,8 +186,13 @@ def _trained(spec: str, target: Loaded) -> Loaded:
     except Exception as e:  # a file from the user: whatever its reader fails with is one line
         raise ModelError(f"draft {spec!r}: {first_line(e)}") from None
     name = f"{EMBEDDED_NAME} trained draft" if spec == TRAINED else f"trained draft {folder}"
-    return Loaded(model, target.tokenizer, f"{name} ({model.config.num_hidden_layers} layers, "
-                  f"{model.subset.ids.numel()} tokens)", target.device, target.dtype)
+    loaded = Loaded(model, target.tokenizer, f"{name} ({model.config.num_hidden_layers} layers, "
+                    f"{model.subset.ids.numel()} tokens)", target.device, target.dtype)
+    if target.fast is None:  # a draft is decoded as its target is
+        return loaded
+    from .fast import FastTarget
+
+    return dataclasses.replace(loaded, fast=FastTarget.of_draft(model))
 
 
 def truncated(target: Loaded, layers: int) -> Loaded:
@@ -204,7 +209,8 @@ def truncated(target: Loaded, layers: int) -> Loaded:
     model = type(target.model)(cfg).to(DTYPES[target.dtype])
     model.load_state_dict(state, strict=False)
     model.to(target.device).eval()
-    return Loaded(model, target.tokenizer, f"{target.name} (first {layers} layers)", target.device, target.dtype)
+    loaded = Loaded(model, target.tokenizer, f"{target.name} (first {layers} layers)", target.device, target.dtype)
+    return with_fast(loaded) if target.fast is not None else loaded  # a draft is decoded as its target is
 
 
 def embedded_path() -> Path:

@@ -79,7 +79,7 @@ def run(
     deltas = lora.needed(method, params)
     if deltas and target.deltas != str(deltas):  # the caller picks the target with lora.target_for
         raise methods.InputError(f"{method} decodes on a fine-tuned copy of the target, not on {target.name}")
-    drafter = methods.make_drafter(method, params, draft.model if draft else None, target.model)
+    drafter = methods.make_drafter(method, params, draft.decoder if draft else None, target.model)
     prompt_ids = encode_prompt(target.tokenizer, prompt, chat)
     limit = getattr(target.model.config, "max_position_embeddings", None)
     if limit and len(prompt_ids) + max_new_tokens > limit:

@@ -29,8 +29,8 @@ import threading
 import time
 
 import torch
-from transformers import DynamicCache
 
+from ..targets import as_target
 from .base import Draft, Drafter
 from .sps import draft_chain
 
@@ -56,7 +56,7 @@ class Mirror(Drafter):
         self.model = copy.deepcopy(draft_model).to("cpu", torch.float32) if moved else draft_model
 
     def begin(self, prompt_ids):
-        self.cache = DynamicCache()  # the draft's own cache, for this run only
+        self.cache = as_target(self.model).new_cache()  # the draft's own cache, for this run only
         self.fed: list[int] = []  # the tokens whose keys and values that cache holds
         self.job: _Job | None = None
         self.seed: int | None = None  # the current bet's seed (drawn from the run's generator)

@@ -6,8 +6,8 @@ min(1, p/q). How long the chain gets is a rule of paradec.drafters.draft_length:
 from __future__ import annotations
 
 import torch
-from transformers import DynamicCache
 
+from ..targets import as_target
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
 from .draft_length import MAX_K
@@ -25,7 +25,7 @@ class SpeculativeSampling(Drafter):
         self.schedule = lengths.Schedule(draft_length, k, threshold, stop_file=getattr(draft_model, "stop_file", None))
 
     def begin(self, prompt_ids):
-        self.cache = DynamicCache()  # the draft's own cache, for this run only
+        self.cache = as_target(self.model).new_cache()  # the draft's own cache, for this run only
         self.rule = self.schedule.rule()
 
     @torch.inference_mode()
@@ -45,8 +45,10 @@ def draft_chain(model, cache, feed: list[int], sampler, gen, continue_after) -> 
     back, until continue_after(position, q) says stop. The cache then holds every drawn token
     but the last. Returns the tokens and the q each was drawn from."""
 
+    draft = as_target(model)  # a Hugging Face model, or paradec.fast's forward of one
+
     def logits_after(tokens: list[int]) -> torch.Tensor:
-        ids = torch.tensor([tokens], device=model.device)
-        return model(input_ids=ids, cache=cache, use_cache=True, logits_to_keep=1).logits[0, -1]
+        start = cache.get_seq_length()
+        return draft.forward(cache, tokens, torch.arange(start, start + len(tokens)), None, 1)[0][-1]
 
     return lengths.chain(continue_after, logits_after, feed, sampler, gen)
