@@ -75,7 +75,7 @@ def params(method: str) -> dict:
         c = st.columns(3)
         tree = c[0].selectbox("Static tree", TREES, key="eagle.tree")
         return {"tree": tree, **draft_length.controls(method, 0.3, c[1:])}
-    d = sizing.defaults(method, {"depth": 4, "top_k": 4, "total_tokens": 12})
+    d = sizing.defaults(method, {"depth": 4, "top_k": 4, "total_tokens": 11})
     c = st.columns(3)
     return {
         "depth": c[0].slider("depth (draft steps)", 1, 12, d["depth"], key=f"{method}.depth"),

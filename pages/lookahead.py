@@ -35,7 +35,7 @@ that needs τ above the ratio of pass costs, about 2. On a GPU the window is nea
 
 
 def params() -> dict:
-    d = sizing.defaults("lookahead", {"window": 5, "ngram": 3, "candidates": 3})
+    d = sizing.defaults("lookahead", {"window": 4, "ngram": 3, "candidates": 2})
     c = st.columns(3)
     return {
         "window": c[0].slider("W (window columns)", 1, 16, d["window"], key="lookahead.window"),

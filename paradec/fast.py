@@ -34,6 +34,48 @@ class Linear:
         return y if self.bias is None else y + self.bias
 
 
+class PackedLinear(torch.nn.Module):
+    """An nn.Linear whose few-row products run on the kernel; more rows than a decode step's (a prompt's
+    features) go to torch's. For modules a drafter owns (its own copy of a head), never a shared model."""
+
+    ROWS = 64  # up to here the kernel wins on the machines measured (README); a prefill goes to torch
+
+    def __init__(self, linear: torch.nn.Linear, kernel):
+        super().__init__()
+        self.weight, self.bias = linear.weight, linear.bias
+        self.packed = Linear(linear.weight.detach(), _bias(linear), kernel)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, x.shape[-1])
+        if flat.shape[0] > self.ROWS or torch.is_grad_enabled():
+            return F.linear(x, self.weight, self.bias)
+        return self.packed(flat.contiguous()).reshape(*x.shape[:-1], -1)
+
+
+def pack_linears(module: torch.nn.Module) -> torch.nn.Module:
+    """Every nn.Linear inside `module` (which the caller owns) becomes a PackedLinear, in place; a no-op
+    where the kernel cannot be built or the module is not float32 on the CPU."""
+    kernel = kernels.kernel()
+    p = next(module.parameters(), None)
+    if kernel is None or p is None or p.device.type != "cpu" or p.dtype != torch.float32:
+        return module
+    for name, child in list(module.named_children()):
+        if isinstance(child, torch.nn.Linear):
+            setattr(module, name, PackedLinear(child, kernel))
+        else:
+            pack_linears(child)
+    return module
+
+
+def rows_product(rows: torch.Tensor):
+    """x -> x rows^T on the kernel (an LM head's rows a drafter scores with), or None where it cannot run."""
+    kernel = kernels.kernel()
+    if kernel is None or rows.device.type != "cpu" or rows.dtype != torch.float32:
+        return None
+    linear = Linear(rows.detach(), None, kernel)
+    return lambda x: linear(x.reshape(-1, x.shape[-1]).contiguous()).reshape(*x.shape[:-1], -1)
+
+
 def _fused(*linears) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Several projections of one input as one weight (their outputs side by side) and bias."""
     weight = torch.cat([m.weight.detach() for m in linears])

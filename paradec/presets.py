@@ -150,7 +150,10 @@ def dtype_for(info: DeviceInfo) -> str:
     return "bfloat16" if info.bf16 else "float16"
 
 
-CPU_VERIFY = 12  # tokens a CPU verify pass carries at about the cost of a one-token pass
+# Drafted tokens a CPU verify pass carries at about the cost of a one-token pass: with the pending token,
+# 12 rows, which paradec's kernel multiplies in one register block (AVX-512; measured on the embedded model,
+# 2 cores: 1 row 17.3 ms, 8 rows 20.1, 12 rows 20.7, 13 rows 28.0). Hugging Face's forward: 2 rows cost 1.6x.
+CPU_VERIFY = 11
 
 
 def verify_budget(info: DeviceInfo) -> int:
@@ -163,8 +166,8 @@ def verify_budget(info: DeviceInfo) -> int:
         return max(16, min(64, info.processors // 2))
     if info.kind == "mps":
         return 16  # not measured: an Apple GPU sits between a CPU and a small CUDA card
-    # A CPU runs out of compute sooner: on 2 cores a pass of 4-12 tokens costs ~1.5 one-token
-    # passes and one of 16 costs 1.9 (measured, see paradec.tree), so about a dozen.
+    # A CPU runs out of compute sooner: past a register block of rows, each pass over the weights adds
+    # its multiply-adds (see CPU_VERIFY), so about a dozen.
     return CPU_VERIFY
 
 
@@ -184,7 +187,7 @@ class Profile:
         table = {
             # acceptance decays geometrically along a chain: past ~6 drafts the extra ones rarely land
             "sps": {"k": 4 if b < 32 else 6},
-            "lookahead": {"window": max(5, side), "ngram": ngram, "candidates": max(3, side)},
+            "lookahead": {"window": max(4, side), "ngram": ngram, "candidates": max(2, side)},
             # up to a CPU's budget the heads' own tree (sized from costs measured at training) is kept
             "medusa": {"tree": _largest_tree(b)} if b > CPU_VERIFY else {},
             "eagle2": eagle,

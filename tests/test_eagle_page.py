@@ -135,7 +135,7 @@ def open_eagle(**query) -> AppTest:
 def test_page_grows_the_tree_and_compares_the_versions():
     at = open_eagle()
     assert at.radio(key="eagle.version").value == "eagle3" and not at.warning
-    assert [at.slider(key=f"eagle3.{k}").value for k in ("depth", "top_k", "total_tokens")] == [4, 4, 12]
+    assert [at.slider(key=f"eagle3.{k}").value for k in ("depth", "top_k", "total_tokens")] == [4, 4, 11]
     text = " ".join(m.value for m in at.markdown)
     assert "EAGLE-3" in text and "training-time test" in text and "MODEL" in text and "MEASURED" in text
     assert any("on the same prompt" in s.value for s in at.subheader)

@@ -64,10 +64,10 @@ def test_the_profile_follows_the_device():
     assert (cpu.dtype, h100.dtype, t4.dtype) == ("float32", "bfloat16", "float16")  # a T4 has no bf16
     assert presets.device_profile(DeviceInfo("mps", "Apple GPU", 0)).dtype == "float16"
     assert (cpu.verify_tokens, presets.device_profile(A100).verify_tokens, h100.verify_tokens, t4.verify_tokens) \
-        == (12, 54, 64, 20)
+        == (11, 54, 64, 20)
     # on a CPU the profile is the drafters' own defaults, sized for a dozen tokens a pass
-    assert cpu.params("lookahead") == {"window": 5, "ngram": 3, "candidates": 3}
-    assert cpu.params("eagle2") == {"depth": 4, "top_k": 4, "total_tokens": 12}
+    assert cpu.params("lookahead") == {"window": 4, "ngram": 3, "candidates": 2}
+    assert cpu.params("eagle2") == {"depth": 4, "top_k": 4, "total_tokens": 11}
     assert cpu.params("sps") == {"k": 4} and cpu.params("medusa") == {}  # the heads' own measured tree
     assert h100.params("lookahead") == {"window": 8, "ngram": 5, "candidates": 8}
     assert h100.params("eagle3") == {"depth": 6, "top_k": 10, "total_tokens": 64}
@@ -235,7 +235,7 @@ def test_page_controls_open_on_the_devices_sizes(monkeypatch):
 
     from ui import live, sizing
 
-    cpu = {"depth": 4, "top_k": 4, "total_tokens": 12}
+    cpu = {"depth": 4, "top_k": 4, "total_tokens": 11}
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=False))
     assert sizing.defaults("eagle3", cpu) == cpu
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=True))

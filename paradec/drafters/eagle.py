@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from .. import fast
 from .. import tree as trees
 from ..train.selfdistill import fuse_layers
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
@@ -76,9 +77,11 @@ class Eagle(Drafter):
             raise ValueError(f"a head of width {loaded.hidden_size} does not fit a target of width {cfg.hidden_size}")
         if (lm.device, lm.dtype) != (loaded.fc.weight.device, loaded.fc.weight.dtype):
             loaded = copy.deepcopy(loaded).to(lm.device, lm.dtype)  # the loaded head is shared: copy, never move
-        self.head, self.embed = loaded, target_model.get_input_embeddings()
+        self.head, self.embed = fast.pack_linears(loaded), target_model.get_input_embeddings()  # this run's own
         ids = loaded.vocab_ids
         self.rows = None if loaded.version == 3 else (lm if ids is None else lm.index_select(0, ids))
+        if ids is not None and self.rows is not None:  # a subset's rows, copied: packed for the kernel too
+            self.rows = fast.rows_product(self.rows) or self.rows
         vocab = lm.shape[0] if ids is None else len(ids)
         if self.width > vocab:
             raise ValueError(f"the tree asks for rank {self.width - 1} but the head scores only {vocab} tokens")
@@ -172,7 +175,7 @@ class Eagle2(Eagle):
 
     name, version = "eagle2", 1
 
-    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 12,
+    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 11,
                  draft_length: str = "fixed", threshold: float = 0.3):
         """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
         expanded per step and children per candidate; total_tokens: candidates kept for the verify

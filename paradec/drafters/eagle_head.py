@@ -132,7 +132,7 @@ class EagleHead(nn.Module):
         (target_rows: the rows of vocab_ids, or the whole head), EAGLE-3 with its own."""
         if self.version == 3:
             return self.lm_head(self.norm(out))
-        return out @ target_rows.T
+        return target_rows(out) if callable(target_rows) else out @ target_rows.T  # paradec.fast's product
 
 
 LAYER_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",

@@ -18,7 +18,7 @@ from .base import Draft, Drafter
 class Lookahead(Drafter):
     name = "lookahead"
 
-    def __init__(self, window: int = 5, ngram: int = 3, candidates: int = 3):
+    def __init__(self, window: int = 4, ngram: int = 3, candidates: int = 2):
         if not 1 <= window <= 32 or not 2 <= ngram <= 8 or not 0 <= candidates <= 32:
             raise ValueError("need 1 <= window <= 32, 2 <= ngram <= 8, 0 <= candidates <= 32")
         self.params = {"window": window, "ngram": ngram, "candidates": candidates}
