@@ -33,9 +33,10 @@ with right:
     cost = sources.forward_cost()
     if cost:
         chart(cost_figure(cost), "home.cost")
-        st.caption(f"Timed by `make traces` on a CPU, one thread, after {cost['context_tokens']} cached tokens. "
-                   "A GPU has far more arithmetic per byte of memory than a CPU, so there many more "
-                   "tokens per pass come almost free.")
+        st.caption(f"Timed by `make traces` on a CPU ({cost['threads']} threads), after {cost['context_tokens']} "
+                   "cached tokens: paradec's forward, which every method decodes with, and Hugging Face's. A GPU "
+                   "has far more arithmetic per byte of memory than a CPU, so there many more tokens per pass "
+                   "come almost free (the Roofline page).")
 
 st.subheader("Explore")
 c = st.columns(3)

@@ -13,6 +13,7 @@ that free room; it pays only while the pass stays left of the ridge and τ beats
 choice = roofline.choose()
 trace, i = roofline.pick_step()
 roofline.roofline_panel(choice, trace, i)
+roofline.measured_costs()
 roofline.what_if(choice)
 roofline.losing_runs()
 roofline.tree_attention(choice)

@@ -55,7 +55,7 @@ def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
 
 def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():
     at = open_page("pages/lookahead.py")
-    assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [5, 3, 3]
+    assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [4, 3, 2]
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("lookahead")["greedy"]).steps) if s.accepted)
     at.slider(key="lookahead.step").set_value(hit + 1).run()  # a step where a pooled n-gram won
     assert not at.exception

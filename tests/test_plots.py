@@ -248,11 +248,16 @@ def test_arena_histogram_and_bars_show_their_inputs():
     assert len(set(bars.marker.color)) == 2 and fig.layout.title.text == "τ"
 
 
-def test_cost_figure_draws_every_repeat_and_the_median():
-    cost = {"model": "m", "device": "cpu", "tokens": [1, 8], "median_ms": [80.0, 130.0],
-            "all_ms": [[79.0, 80.0, 90.0], [120.0, 130.0, 140.0]]}
+def test_cost_figure_draws_every_repeat_and_each_forwards_median():
+    cost = {"model": "m", "device": "cpu", "tokens": [1, 8], "threads": 2, "curves": {
+        "paradec": {"median_ms": [20.0, 24.0], "all_ms": [[19.0, 20.0, 21.0], [23.0, 24.0, 25.0]]},
+        "Hugging Face": {"median_ms": [40.0, 64.0], "all_ms": [[39.0, 40.0, 41.0], [60.0, 64.0, 70.0]]}}}
     fig = kpis.cost_figure(cost)
-    assert len(fig.data) == 3 and list(fig.data[-1].y) == [80.0, 130.0]
+    lines = [d for d in fig.data if d.mode == "lines+markers+text"]
+    assert [d.name for d in lines] == ["paradec", "Hugging Face"] and len(fig.data) == 6
+    assert list(lines[0].y) == [20.0, 24.0] and list(lines[1].text) == ["1.00×", "1.60×"]
+    dots = [d for d in fig.data if d.mode == "markers"]
+    assert [list(d.y) for d in dots[:2]] == [[19.0, 20.0, 21.0], [23.0, 24.0, 25.0]]
 
 
 def jacobi_trace() -> Trace:

@@ -199,8 +199,11 @@ def test_page_places_a_recorded_step_beside_the_model():
     at = open_roofline()
     text = " ".join(m.value for m in at.markdown)
     assert "[MODEL]" in text and "[MEASURED]" in text and "[FROM RUN]" in text
-    # roofline, breakdown, batch sweep, tree attention's reads; the losing runs and the attention share
-    assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 2
+    # roofline, this CPU's measured passes, breakdown, batch sweep, tree attention's reads; the losing runs
+    # and the attention share
+    charts = [c.key for c in at.get("plotly_chart")]
+    assert charts == ["roof.fig", "roof.cost", "roof.breakdown", "roof.batch_sweep", "roof.tree_reads"]
+    assert len(at.dataframe) == 2
     trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
     assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
     assert "roofline time (MODEL, H100 SXM)" in metrics(at)

@@ -26,7 +26,9 @@ MAX_RESULTS = 32  # live traces kept per process
 WAITING = 16  # live runs that may wait per model behind the running one
 
 
-@st.cache_resource(max_entries=3, show_spinner="Loading the model…")
+# The first load on a machine also builds paradec's CPU kernel (paradec.kernels): say so while it runs.
+@st.cache_resource(max_entries=3, show_spinner="Loading the model (on a new machine, paradec also builds its CPU "
+                                               "kernel once: about 20 s)…")
 def _target(spec: str, device: str, dtype: str):
     from paradec import models
 

@@ -54,16 +54,24 @@ def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     return layout(fig, "draft vs verify time", height)
 
 
-def cost_figure(cost: dict, height: int = 260) -> go.Figure:
-    """Measured time of one target forward against the tokens it processes (forward_cost.json,
-    written by scripts/record_traces.py): every repeat as a dot, the median as a line."""
+COST_COLORS = ("bonus", "resampled", "accepted")
+
+
+def cost_figure(cost: dict, height: int = 280) -> go.Figure:
+    """Measured time of one target forward against the tokens it processes (forward_cost.json, written
+    by scripts/record_traces.py), one curve per forward measured (paradec's and Hugging Face's): every
+    repeat as a dot, the median as a line labelled with its multiple of the one-token pass."""
     fig = go.Figure()
-    for n, runs in zip(cost["tokens"], cost["all_ms"]):
-        fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
-                                 marker=dict(color=COLORS["unreached"], size=6)))
-    fig.add_trace(go.Scatter(x=cost["tokens"], y=cost["median_ms"], mode="lines+markers+text", name="median",
-                             text=[f"{m:.0f}" for m in cost["median_ms"]], textposition="top left",
-                             line=dict(color=COLORS["bonus"], width=3)))
+    for (name, curve), color in zip(cost["curves"].items(), COST_COLORS):
+        for n, runs in zip(cost["tokens"], curve["all_ms"]):
+            fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
+                                     marker=dict(color=COLORS[color], size=5, opacity=0.35)))
+        med = curve["median_ms"]
+        fig.add_trace(go.Scatter(x=cost["tokens"], y=med, mode="lines+markers+text", name=name,
+                                 text=[f"{m / med[0]:.2f}×" for m in med], textposition="top left",
+                                 line=dict(color=COLORS[color], width=3),
+                                 hovertemplate="%{x} tokens: %{y:.1f} ms<extra>" + name + "</extra>"))
     fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=cost["tokens"])
-    fig.update_yaxes(title="ms", rangemode="tozero")
-    return layout(fig, f"one forward of {cost['model']} ({cost['device']})", height)
+    fig.update_yaxes(title="ms (label: × the 1-token pass)", rangemode="tozero")
+    return layout(fig, f"one forward of {cost['model']} ({cost['device']}, {cost.get('threads', '?')} threads)",
+                  height)
