@@ -29,7 +29,7 @@ def test_a_preset_prompt_picks_its_preset_and_values_out_of_range_are_clamped():
 
 def test_parameters_that_do_not_fit_the_page_fall_back_to_the_defaults():
     at = open_page("pages/lookahead.py", params=json.dumps({"window": 99, "ngram": 2}))
-    assert at.slider(key="lookahead.window").value == 5 and at.slider(key="lookahead.ngram").value == 3
+    assert at.slider(key="lookahead.window").value == 4 and at.slider(key="lookahead.ngram").value == 3
     assert any("do not fit" in w.value for w in at.warning)
 
 
