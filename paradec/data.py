@@ -11,6 +11,8 @@ from .files import read_regular
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 # Spec-Bench's 480 prompts, shipped in the repository (assets/data/README.md: origin and licence)
 SPECBENCH = ASSETS / "data" / "specbench_questions.jsonl"
+# The self-distillation prompts (python -m paradec.train prompts; none from the held-out split)
+TRAIN_PROMPTS = ASSETS / "data" / "train_prompts.jsonl"
 
 SPLITS = ("all", "train", "heldout")
 MAX_BYTES = 256 * 2**20  # prompt sets are kilobytes (Spec-Bench: 480 questions in 700 KB)

@@ -102,11 +102,12 @@ def _bias(linear) -> torch.Tensor | None:
 
 
 class Cache:
-    """One run's keys and values, (layers, kv_heads, capacity, head_dim) each, written by position.
-    Committed tokens are stored in order (the verifier compacts the accepted path), so entry i is position i."""
+    """One run's keys and values, (layers, batch, kv_heads, capacity, head_dim) each, written by position.
+    Committed tokens are stored in order (the verifier compacts the accepted path), so entry i is position i;
+    a batch (paradec.train.generate) shares the entries' count, its rows left-padded."""
 
-    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int = 512):
-        self.k = torch.empty(layers, kv_heads, capacity, head_dim)
+    def __init__(self, layers: int, kv_heads: int, head_dim: int, capacity: int = 512, batch: int = 1):
+        self.k = torch.empty(layers, batch, kv_heads, capacity, head_dim)
         self.v = torch.empty_like(self.k)
         self.length = 0
 
@@ -119,8 +120,8 @@ class Cache:
 
     def reserve(self, n: int) -> None:
         """Room for n more entries: the capacity doubles when full (a copy, amortised over the run)."""
-        if self.length + n > self.k.shape[2]:
-            grow = max(self.length + n, 2 * self.k.shape[2]) - self.k.shape[2]
+        if self.length + n > self.k.shape[3]:
+            grow = max(self.length + n, 2 * self.k.shape[3]) - self.k.shape[3]
             pad = (0, 0, 0, grow)
             self.k, self.v = F.pad(self.k, pad), F.pad(self.v, pad)
 
@@ -130,8 +131,8 @@ class Cache:
         if rows != list(range(len(rows))):
             idx = torch.tensor(rows) + prefix
             end = prefix + len(rows)
-            self.k[:, :, prefix:end] = self.k.index_select(2, idx)  # index_select copies first: no overlap
-            self.v[:, :, prefix:end] = self.v.index_select(2, idx)
+            self.k[:, :, :, prefix:end] = self.k.index_select(3, idx)  # index_select copies first: no overlap
+            self.v[:, :, :, prefix:end] = self.v.index_select(3, idx)
         self.length = prefix + len(rows)
 
 
@@ -184,47 +185,56 @@ class FastTarget:
     def dtype(self) -> torch.dtype:
         return torch.float32
 
-    def new_cache(self) -> Cache:
-        return Cache(len(self.layers), self.kv_heads, self.head_dim)
+    def new_cache(self, batch: int = 1) -> Cache:
+        return Cache(len(self.layers), self.kv_heads, self.head_dim, batch=batch)
 
-    @torch.inference_mode()
     def forward(self, cache: Cache, ids: list[int], positions: torch.Tensor, allowed: torch.Tensor | None,
                 keep: int, hidden_layers: tuple[int, ...] = ()):
         """ids (M,) at position ids `positions` (M,) after the cache's entries; allowed (M, cached + M) bool,
         True where a query may attend (None: all cached entries and the new tokens causally). Returns the
         logits of the last `keep` rows (keep, V) and the hidden states asked for, indexed as Hugging
         Face's hidden_states ((0 = the embeddings, -1 = the final, normed layer): (layers, M, H))."""
-        m, start = len(ids), cache.length
+        logits, hidden = self.forward_batch(cache, torch.tensor([ids]), positions[None],
+                                            None if allowed is None else allowed[None], keep, hidden_layers)
+        return logits[0], None if hidden is None else hidden[:, 0]
+
+    @torch.inference_mode()
+    def forward_batch(self, cache: Cache, ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor | None,
+                      keep: int, hidden_layers: tuple[int, ...] = ()):
+        """forward() for B sequences side by side: ids and positions (B, M), allowed (B, M, cached + M).
+        -> logits (B, keep, V) and hidden states (layers, B, M, H)."""
+        b, m = ids.shape
+        start = cache.length
         cache.reserve(m)
-        h = self.embed(torch.tensor(ids))
-        cos, sin = self.rotary(h[None], positions[None])  # (1, M, head_dim), the model's own rotary
-        mask = _causal(m, start) if allowed is None and m > 1 else allowed
+        h = self.embed(ids)
+        cos, sin = self.rotary(h, positions)  # (B, M, head_dim), the model's own rotary
+        mask = (_causal(m, start) if m > 1 else None) if allowed is None else allowed[:, None]
         states = [h]
         for i, layer in enumerate(self.layers):
             h = self._layer(i, layer, h, cos, sin, mask, cache, start)
             states.append(h)
         h = self.norm(h)
         states[-1] = h
-        logits = self.lm_head(h[m - keep:].contiguous())
+        logits = self.lm_head(h[:, m - keep:].reshape(b * keep, -1)).view(b, keep, -1)
         logits = logits if self.expand is None else self.expand(logits)
         cache.length = start + m
         hidden = torch.stack([states[i] for i in hidden_layers]) if hidden_layers else None
         return logits, hidden
 
     def _layer(self, i: int, layer: Layer, h, cos, sin, mask, cache: Cache, start: int) -> torch.Tensor:
-        m = h.shape[0]
-        q, k, v = layer.qkv(layer.norm_in(h)).split(layer.split, dim=-1)
-        q = q.view(m, self.heads, self.head_dim).transpose(0, 1)[None]  # (1, heads, M, head_dim)
-        k = k.view(m, self.kv_heads, self.head_dim).transpose(0, 1)[None]
+        b, m = h.shape[:2]
+        q, k, v = layer.qkv(layer.norm_in(h).view(b * m, -1)).split(layer.split, dim=-1)
+        q = q.view(b, m, self.heads, self.head_dim).transpose(1, 2)  # (B, heads, M, head_dim)
+        k = k.view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)
         q, k = apply_rotary_pos_emb(q, k, cos, sin)  # Hugging Face's own, the same operations
-        cache.k[i, :, start:start + m] = k[0]
-        cache.v[i, :, start:start + m] = v.view(m, self.kv_heads, self.head_dim).transpose(0, 1)
-        keys, values = cache.k[i, :, :start + m][None], cache.v[i, :, :start + m][None]
+        cache.k[i, :, :, start:start + m] = k
+        cache.v[i, :, :, start:start + m] = v.view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)
+        keys, values = cache.k[i, :, :, :start + m], cache.v[i, :, :, :start + m]
         out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scaling,
                                              enable_gqa=self.heads != self.kv_heads)
-        h = h + layer.o(out[0].transpose(0, 1).reshape(m, -1))
-        gate, up = layer.gate_up(layer.norm_post(h)).split(layer.inter, dim=-1)
-        return h + layer.down(layer.act(gate) * up)
+        h = h + layer.o(out.transpose(1, 2).reshape(b * m, -1)).view(b, m, -1)
+        gate, up = layer.gate_up(layer.norm_post(h).view(b * m, -1)).split(layer.inter, dim=-1)
+        return h + layer.down(layer.act(gate) * up).view(b, m, -1)
 
 
 def _causal(m: int, start: int) -> torch.Tensor:

@@ -35,11 +35,12 @@ def tokenizer():
 
 @pytest.fixture(scope="session")
 def tiny_loaded(tokenizer):
-    """A tiny random Llama over the embedded tokenizer's vocabulary, as paradec.run expects it."""
-    from paradec.models import Loaded
+    """A tiny random Llama over the embedded tokenizer's vocabulary, as paradec.models.load gives it (with
+    the fast CPU forward)."""
+    from paradec.models import Loaded, with_fast
     from helpers import tiny_model
 
-    return Loaded(tiny_model(vocab_size=len(tokenizer)), tokenizer, "tiny", "cpu", "float32")
+    return with_fast(Loaded(tiny_model(vocab_size=len(tokenizer)), tokenizer, "tiny", "cpu", "float32"))
 
 
 @pytest.fixture(scope="session")

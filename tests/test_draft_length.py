@@ -15,7 +15,7 @@ from paradec.models import load_draft
 from helpers import APP, tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
-from paradec.train.selfdistill import generate_shards
+from paradec.train.answers import generate_shards
 from paradec.train.stop import auc, fit, predict
 
 pytestmark = pytest.mark.usefixtures("one_thread")

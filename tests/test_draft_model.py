@@ -14,7 +14,8 @@ from paradec.models import TRAINED, default_draft, load_draft
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
 from paradec.train.draft import train
-from paradec.train.selfdistill import frequent_tokens, generate_shards, load_shards
+from paradec.train.answers import generate_shards
+from paradec.train.selfdistill import frequent_tokens, load_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -14,7 +14,7 @@ from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
 from paradec.engine import decode
 from helpers import tiny_model
 from paradec.sampling import Sampler
-from paradec.train.selfdistill import fuse_layers
+from paradec.drafters.eagle_head import fuse_layers
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

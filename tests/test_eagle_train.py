@@ -11,7 +11,7 @@ from paradec.engine import decode
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.eagle import loss_of
-from paradec.train.selfdistill import generate_shards
+from paradec.train.answers import generate_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

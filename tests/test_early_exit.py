@@ -12,7 +12,7 @@ from paradec.models import Loaded
 from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
-from paradec.train.selfdistill import generate_shards
+from paradec.train.answers import generate_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 PROMPT = [1, 5, 9, 13, 2]

@@ -51,7 +51,7 @@ class RunsOutOfMemory:
 @pytest.fixture
 def failing(tiny_loaded):
     wrapper = RunsOutOfMemory(tiny_loaded.model)
-    return wrapper, replace(tiny_loaded, model=wrapper, name="oom-tiny")
+    return wrapper, replace(tiny_loaded, model=wrapper, fast=None, name="oom-tiny")  # a GPU runs the model
 
 
 def run_request(loaded):

@@ -1,36 +1,67 @@
-"""The self-distillation data command, end to end on a tiny model in seconds."""
+"""The self-distillation data: the training prompts (none from the held-out split, not even an 8-gram of
+one), and the data command end to end on a tiny model: answers, follow-ups, features, resumption."""
+import json
+
 import torch
 
-from paradec.data import split_of
-from paradec.train.selfdistill import generate_shards, load_shards, training_prompts
+from paradec.data import SPECBENCH, TRAIN_PROMPTS, read_jsonl, split_of
+from paradec.train import prompts as made
+from paradec.train.answers import generate_shards
+from paradec.train.selfdistill import load_shards, training_prompts, training_rows
 
 
-def test_training_prompts_exclude_the_heldout_split():
-    prompts = training_prompts()
-    assert len(prompts) >= 300
-    from paradec.data import first_turn, read_jsonl
-    from paradec.train.selfdistill import SPECBENCH
+def test_training_prompts_share_no_8_gram_with_the_heldout_split():
+    rows = training_rows()
+    assert len(rows) >= 1500 and TRAIN_PROMPTS.exists()
+    banned = made.heldout_ngrams(read_jsonl(SPECBENCH))
+    assert len(banned) > 10_000  # the check has something to check against
+    assert not [r["prompt"][:80] for r in rows if made.ngrams(r["prompt"]) & banned]
+    assert not [r["follow_up"] for r in rows if made.ngrams(r.get("follow_up", "")) & banned]
+    heldout = {t for r in read_jsonl(SPECBENCH) if split_of(r) == "heldout" for t in r["turns"]}
+    assert not heldout & set(training_prompts())
 
-    heldout = {first_turn(r) for r in read_jsonl(SPECBENCH) if split_of(r) == "heldout"}
-    assert heldout and not heldout & set(prompts)
+
+def test_the_prompts_cover_every_category_from_every_source():
+    rows = training_rows()
+    categories = {r["category"] for r in read_jsonl(SPECBENCH)}
+    assert {r["category"] for r in rows} == categories
+    assert {r["source"] for r in rows} == {"spec-bench", "template", "self-instruct"}
+    assert len({" ".join(made.words(r["prompt"])) for r in rows}) == len(rows)  # deduplicated
+    assert 0.25 < sum("follow_up" in r for r in rows) / len(rows) < 0.5
 
 
-def test_shards_hold_answers_and_hidden_states(tiny_loaded, tmp_path):
-    prompts = ["Say hi.", "Count to three, please.", "Name a colour."]
-    generate_shards(tiny_loaded, prompts, tmp_path, samples=2, batch=2, max_new_tokens=5)
+def test_the_8_gram_check_catches_a_copied_passage():
+    heldout = [{"question_id": 1, "turns": ["The quick brown fox jumps over the lazy dog near the river bank."]}]
+    banned = made.heldout_ngrams(heldout)
+    assert made.ngrams("Summarize: the quick brown fox jumps over the lazy dog near the") & banned
+    assert not made.ngrams("The quick brown fox jumps over a lazy cat near the river.") & banned
+    assert made._question('A student might ask: "What makes a volcano erupt?" and more.') == \
+        "What makes a volcano erupt?"
+    assert made._question("No question here.") is None
+
+
+def test_answers_follow_ups_and_features(tiny_loaded, tmp_path):
+    rows = ["Say hi.", {"prompt": "Count to three, please.", "follow_up": "Why?"}, "Name a colour."]
+    generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=2, max_new_tokens=5)
     shards = load_shards(tmp_path)
     assert len(shards) == 4  # 2 samples x 2 batches
+    rows_seen = torch.cat([s["prompt"] for s in shards]).tolist()
+    assert sorted(rows_seen) == [0, 0, 1, 1, 1, 1, 2, 2]  # the follow-up answered on each of its 2 answers
     first = shards[0]
-    assert first["tokens"].shape[0] == 2 and first["hidden"].shape[:2] == first["tokens"].shape
+    assert first["hidden"].shape[:2] == first["tokens"].shape
     assert first["hidden"].shape[2] == tiny_loaded.model.config.hidden_size
+    assert first["fuse"].shape[2] == 3 * tiny_loaded.model.config.hidden_size
     assert first["answer"].sum() > 0 and not (first["answer"] & ~first["mask"]).any()
     # Greedy answers are the target's own argmax continuations of the (left-padded) prompt.
     row = first["tokens"][1][first["mask"][1]].tolist()
     n = int(first["answer"][1].sum())
     with torch.no_grad():
         logits = tiny_loaded.model(torch.tensor([row])).logits[0]
+        hidden = tiny_loaded.model(torch.tensor([row]), output_hidden_states=True).hidden_states[-1][0]
     assert torch.argmax(logits[-n - 1 : -1], dim=-1).tolist() == row[-n:]
+    torch.testing.assert_close(first["hidden"][1][first["mask"][1]].float(), hidden, atol=2e-3, rtol=2e-3)
     # A second call resumes: nothing is regenerated.
-    before = {p: p.stat().st_mtime for p in tmp_path.glob("shard-*")}
-    generate_shards(tiny_loaded, prompts, tmp_path, samples=2, batch=2, max_new_tokens=5)
-    assert before == {p: p.stat().st_mtime for p in tmp_path.glob("shard-*")}
+    before = {p: p.stat().st_mtime for p in tmp_path.glob("*.safetensors")}
+    generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=2, max_new_tokens=5)
+    assert before == {p: p.stat().st_mtime for p in tmp_path.glob("*.safetensors")}
+    assert json.loads((tmp_path / "manifest.json").read_text())["prompts"] == 3

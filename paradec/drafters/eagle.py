@@ -31,9 +31,9 @@ import torch
 
 from .. import fast
 from .. import tree as trees
-from ..train.selfdistill import fuse_layers
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
+from .eagle_head import fuse_layers
 from .base import Draft, Drafter, first_line
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"

@@ -135,6 +135,12 @@ class EagleHead(nn.Module):
         return target_rows(out) if callable(target_rows) else out @ target_rows.T  # paradec.fast's product
 
 
+def fuse_layers(num_layers: int) -> tuple[int, int, int]:
+    """EAGLE-3's low, middle and high features: the inputs of layers 2, L/2 and L-3, i.e. these
+    indices into Hugging Face's hidden_states tuple (0 = the embeddings). Clamped for tiny test models."""
+    return min(2, num_layers), num_layers // 2, max(num_layers - 3, 0)
+
+
 LAYER_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
               "rms_norm_eps", "rope_theta", "max_position_embeddings", "hidden_act", "vocab_size", "rope_parameters")
 

@@ -6,20 +6,24 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..models import cache_dir, load
-from . import cllm, draft, eagle, early_exit, medusa, stop
-from .selfdistill import generate_shards, training_prompts
+from ..models import load
+from . import cllm, draft, eagle, early_exit, medusa, prompts, stop
+from .answers import generate_shards
+from .selfdistill import data_dir, training_rows
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m paradec.train")
     sub = p.add_subparsers(dest="command", required=True)
+    pr = sub.add_parser("prompts", help="the training prompts at scale (assets/data/train_prompts.jsonl)")
+    pr.add_argument("--seed", type=int, default=0)
     d = sub.add_parser("data", help="the target answers the training prompts; answers + hidden states cached")
-    d.add_argument("--out", default=str(cache_dir() / "distill"))
+    d.add_argument("--out", default=str(data_dir()))
     d.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     d.add_argument("--samples", type=int, default=2, help="answers per prompt: the first greedy, then sampled")
-    d.add_argument("--batch", type=int, default=8)
-    d.add_argument("--max-new-tokens", type=int, default=128)
+    d.add_argument("--batch", type=int, default=12, help="answers side by side (12 rows cost about one on the fast "
+                   "forward; README, Trained drafters)")
+    d.add_argument("--max-new-tokens", type=int, default=256)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--model", default=None)
     draft.add_parser(sub)
@@ -41,10 +45,15 @@ def main(argv=None) -> int:
         return stop.command(args, argv)
     if args.command == "cllm":
         return cllm.command(args, argv)
-    prompts = training_prompts()
-    prompts = prompts[: args.limit] if args.limit else prompts
+    if args.command == "prompts":
+        made = prompts.build(load(None, "cpu", "float32"), args.seed)
+        prompts.save(made)
+        print(f"{len(made)} training prompts -> {prompts.TRAIN_PROMPTS}", file=sys.stderr)
+        return 0
+    rows = training_rows()
+    rows = rows[: args.limit] if args.limit else rows
     target = load(args.model)
-    out = generate_shards(target, prompts, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
+    out = generate_shards(target, rows, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
     print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed)", file=sys.stderr)
     return 0
 

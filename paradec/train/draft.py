@@ -21,9 +21,9 @@ from pathlib import Path
 import torch
 
 from ..draft_model import ASSET, SubsetDraft, build, save
-from ..models import cache_dir, load
+from ..models import load
 from ..speccost import chain_tau
-from .selfdistill import command_line, frequent_tokens, load_shards, published, read_manifest
+from .selfdistill import command_line, data_dir, frequent_tokens, load_shards, published, read_manifest
 
 HELDOUT_EVERY = 10
 
@@ -172,7 +172,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
 
 def add_parser(sub) -> None:
     t = sub.add_parser("draft", help="distil the target into a small draft model for sps (weights + model card)")
-    t.add_argument("--data", default=str(cache_dir() / "distill"), help="the self-distillation shards")
+    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
     t.add_argument("--layers", type=int, default=1)
     t.add_argument("--vocab", type=int, default=4096, help="V': how many of the most frequent answer tokens q scores")
     t.add_argument("--steps", type=int, default=300)

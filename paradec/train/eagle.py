@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
-from .selfdistill import command_line, frequent_tokens, published, read_manifest
+from .selfdistill import command_line, data_dir, frequent_tokens, published, read_manifest
 
 VAL_EVERY = 10  # every 10th row is kept out: the held-out agreement
 EVAL_EVERY = 50
@@ -177,11 +177,9 @@ def evaluate(head, held: list[dict], embed, rows, steps: int) -> list[float]:
 # ---------------------------------------------------------------- the command and its card
 def add_parser(sub) -> None:
     from ..drafters.eagle import SHIPPED
-    from ..models import cache_dir
-
     t = sub.add_parser("eagle", help="train an EAGLE-1 or EAGLE-3 head on the self-distillation data (weights + card)")
     t.add_argument("--version", type=int, choices=(1, 3), default=3)
-    t.add_argument("--data", default=str(cache_dir() / "distill"))
+    t.add_argument("--data", default=str(data_dir()))
     t.add_argument("--steps", type=int, default=600)
     t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
     t.add_argument("--ttt", type=int, default=3, help="EAGLE-3: unrolled steps of training-time test")

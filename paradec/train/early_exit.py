@@ -19,7 +19,8 @@ import time
 import torch
 
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
-from .selfdistill import command_line, frequent_tokens, fuse_layers, published, read_manifest
+from ..drafters.eagle_head import fuse_layers
+from .selfdistill import command_line, data_dir, frequent_tokens, published, read_manifest
 from .eagle import EVAL_EVERY, VAL_EVERY, batch_of, rows_of
 
 
@@ -125,10 +126,8 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
 # ---------------------------------------------------------------- the command and its card
 def add_parser(sub) -> None:
     from ..drafters.early_exit import SHIPPED
-    from ..models import cache_dir
-
     t = sub.add_parser("early_exit", help="train the early-exit adapter on the self-distillation data (weights + card)")
-    t.add_argument("--data", default=str(cache_dir() / "distill"))
+    t.add_argument("--data", default=str(data_dir()))
     t.add_argument("--steps", type=int, default=400)
     t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
     t.add_argument("--batch", type=int, default=4, help="rows per step")

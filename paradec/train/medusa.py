@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ..drafters.medusa_heads import MedusaHeads
-from .selfdistill import command_line, frequent_tokens
+from .selfdistill import command_line, data_dir, frequent_tokens
 
 VAL_EVERY = 10  # every 10th sequence is kept out of training, for the accuracies
 TOP = 10  # ranks measured per head
@@ -232,10 +232,8 @@ Chosen ({len(paths)} nodes): `{json.dumps(paths)}`
 
 def add_parser(sub) -> None:
     from ..drafters.medusa import SHIPPED
-    from ..models import cache_dir
-
     t = sub.add_parser("medusa", help="train Medusa-1 heads on the self-distillation data (weights + model card)")
-    t.add_argument("--data", default=str(cache_dir() / "distill"), help="the self-distillation shards")
+    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
     t.add_argument("--heads", type=int, default=4)
     t.add_argument("--layers", type=int, default=1, help="residual blocks per head")
     t.add_argument("--steps", type=int, default=600)

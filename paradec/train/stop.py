@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 
 from ..drafters.draft_length import FEATURES, MAX_K, features
-from ..models import cache_dir, load, load_draft
+from ..models import load, load_draft
 from .draft import rows_of, split
-from .selfdistill import command_line, load_shards, published
+from .selfdistill import command_line, data_dir, load_shards, published
 
 
 @torch.no_grad()
@@ -112,7 +112,7 @@ def train(draft, lm_head: torch.Tensor, shards: list[dict], l2: float = 1e-3) ->
 
 def add_parser(sub) -> None:
     t = sub.add_parser("stop", help="fit the learned draft-length rule of sps (assets/drafters/sps-smollm2/stop.json)")
-    t.add_argument("--data", default=str(cache_dir() / "distill"), help="the self-distillation shards")
+    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
     t.add_argument("--draft", default="trained", help="the draft whose acceptance is predicted (as sps's --draft)")
     t.add_argument("--l2", type=float, default=1e-3, help="ridge on the weights, per sample")
     t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")

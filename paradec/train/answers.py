@@ -1,0 +1,125 @@
+"""The target answers the training prompts (python -m paradec.train data): the self-distillation data.
+
+Every prompt is answered `samples` times (the first greedy, the others sampled at T=0.8, top-p 0.95, each
+batch seeded), a prompt with a follow-up also on each of its answers, through the batched fast forward
+(paradec.train.generate; 12 rows a step cost about one). Resumable: a shard is written atomically per batch,
+so an interrupted run loses at most the batch it was on, and a rerun skips what exists.
+
+Two kinds of file, both safetensors, left-padded rows:
+- shard-s{sample}-{batch}.safetensors, the answers: tokens (R, L) int32, mask (R, L) bool (real tokens),
+  answer (R, L) bool (the target's own tokens), prompt (R,) int32 (the row's prompt: validation splits
+  by prompt). Small: what `--out assets/...` would ship.
+- features-s{sample}-{batch}.safetensors, what the drafters learn from, computed from the answers by one
+  teacher-forced pass (here, or on a later run from shards made elsewhere): hidden (R, L, H) float16 (the
+  final normed layer) and fuse (R, L, 3H) float16 (a low, a middle and a high layer, EAGLE-3's)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from ..models import Loaded, encode_prompt, eos_ids
+from ..sampling import Sampler
+from .generate import generate, prefill_allowed
+from ..drafters.eagle_head import fuse_layers
+
+SAMPLED = Sampler(temperature=0.8, top_p=0.95)
+
+
+def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, batch: int = 12,
+                    max_new_tokens: int = 256, max_prompt_tokens: int = 1024, seed: int = 0) -> Path:
+    """Answer every row (a prompt, or {"prompt", "follow_up"?}) `samples` times into `out`, then add the
+    features. Prompts are batched by length, so that a batch pads little."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [r if isinstance(r, dict) else {"prompt": r} for r in rows]
+    encoded = [(i, encode_prompt(target.tokenizer, r["prompt"])) for i, r in enumerate(rows)]
+    encoded = sorted((e for e in encoded if len(e[1]) <= max_prompt_tokens), key=lambda e: (len(e[1]), e[0]))
+    print(f"{len(encoded)} of {len(rows)} prompts fit in {max_prompt_tokens} tokens", file=sys.stderr)
+    jobs = [(s, i) for s in range(samples) for i in range(0, len(encoded), batch)]
+    t0, made = time.perf_counter(), 0
+    for n, (s, i) in enumerate(jobs):
+        path = out / f"shard-s{s}-{i:05d}.safetensors"
+        if not path.exists():
+            gen = torch.Generator().manual_seed(seed + 1000 * s + i) if s else None
+            _save(_answer(target, rows, encoded[i:i + batch], max_new_tokens, gen), path)
+            made += 1
+        eta = (time.perf_counter() - t0) / max(made, 1) * sum(1 for j in jobs[n + 1:] if not _shard(out, *j).exists())
+        print(f"\rself-distillation answers: {n + 1}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="",
+              file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    add_features(target, out)
+    (out / "manifest.json").write_text(json.dumps({"prompts": len(encoded), "samples": samples, "batch": batch,
+                                                   "max_new_tokens": max_new_tokens, "seed": seed}))
+    return out
+
+
+def _shard(out: Path, s: int, i: int) -> Path:
+    return out / f"shard-s{s}-{i:05d}.safetensors"
+
+
+def _answer(target: Loaded, rows: list[dict], part: list[tuple[int, list[int]]], max_new_tokens: int,
+            gen: torch.Generator | None) -> dict:
+    """One batch: the answers, then the follow-ups' answers, as padded rows."""
+    sampler, tok = SAMPLED if gen is not None else Sampler(), target.tokenizer
+    eos, pad = eos_ids(tok, target.model), tok.eos_token_id
+    first = generate(target.decoder, [p for _, p in part], max_new_tokens, sampler, gen, eos, pad)
+    seqs = [(i, p, a) for (i, p), a in zip(part, first)]
+    follow = [(i, _second_turn(tok, rows[i], a)) for (i, _), a in zip(part, first) if "follow_up" in rows[i]]
+    if follow:
+        second = generate(target.decoder, [p for _, p in follow], max_new_tokens, sampler, gen, eos, pad)
+        seqs += [(i, p, a) for (i, p), a in zip(follow, second)]
+    width = max(len(p) + len(a) for _, p, a in seqs)
+    tokens = torch.full((len(seqs), width), pad, dtype=torch.int32)
+    mask, answer = torch.zeros(len(seqs), width, dtype=torch.bool), torch.zeros(len(seqs), width, dtype=torch.bool)
+    for r, (_, p, a) in enumerate(seqs):
+        start = width - len(p) - len(a)
+        tokens[r, start:] = torch.tensor(p + a, dtype=torch.int32)
+        mask[r, start:], answer[r, width - len(a):] = True, True
+    return {"tokens": tokens, "mask": mask, "answer": answer, "prompt": torch.tensor([i for i, _, _ in seqs])}
+
+
+def _second_turn(tok, row: dict, answer: list[int]) -> list[int]:
+    """The chat so far (the prompt, the target's answer, the follow-up) ready for the second answer."""
+    chat = [{"role": "user", "content": row["prompt"]},
+            {"role": "assistant", "content": tok.decode(answer, skip_special_tokens=True)},
+            {"role": "user", "content": row["follow_up"]}]
+    return list(tok.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"])
+
+
+def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
+    """features-*.safetensors for every answers shard that has none (resumable the same way)."""
+    shards = sorted(out.glob("shard-*.safetensors"))
+    for n, path in enumerate(shards):
+        feats = out / path.name.replace("shard-", "features-", 1)
+        if not feats.exists():
+            s = load_file(str(path))
+            parts = [_features(target, s["tokens"][i:i + batch].long(), s["mask"][i:i + batch])
+                     for i in range(0, len(s["tokens"]), batch)]
+            _save({k: torch.cat([p[k] for p in parts]) for k in ("hidden", "fuse")}, feats)
+        print(f"\rself-distillation features: {n + 1}/{len(shards)} shards", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+
+
+@torch.inference_mode()
+def _features(target: Loaded, seqs: torch.Tensor, mask: torch.Tensor) -> dict:
+    """One teacher-forced pass over left-padded rows: the final hidden state and the fused features,
+    through the forward every run decodes with (what the drafters will read at decode time)."""
+    layers = (-1, *fuse_layers(target.model.config.num_hidden_layers))
+    pos = (torch.cumsum(mask.long(), dim=1) - 1).clamp(min=0)  # left padding must not shift positions
+    if target.fast is not None:
+        _, states = target.fast.forward_batch(target.fast.new_cache(batch=len(seqs)), seqs, pos,
+                                              prefill_allowed(mask), 1, layers)
+    else:
+        out = target.model(input_ids=seqs, attention_mask=mask.long(), position_ids=pos, output_hidden_states=True)
+        states = torch.stack([out.hidden_states[i] for i in layers])
+    return {"hidden": states[0].half(), "fuse": torch.cat(list(states[1:]), dim=-1).half()}
+
+
+def _save(tensors: dict, path: Path) -> None:
+    tmp = path.with_suffix(".tmp")  # a rename is atomic: a shard on disk is always complete
+    save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp))
+    tmp.rename(path)
