@@ -21,8 +21,9 @@ def test_positions_pair_each_hidden_state_with_the_tokens_after_the_next():
     tokens = torch.tensor([[5, 6, 7, 8, 9, 10]] * 10, dtype=torch.int32)
     answer = torch.tensor([[False, False, False, True, True, True]] * 10)  # prompt 5 6 7, answer 8 9 10
     hidden = torch.arange(6, dtype=torch.float16)[None, :, None].expand(10, 6, 2)
-    shard = {"tokens": tokens, "answer": answer, "mask": torch.ones_like(answer), "hidden": hidden}
-    x, y, is_answer = positions([shard], heads=2, val=False)  # rows 1..9 train, row 0 is kept out
+    shard = {"tokens": tokens, "answer": answer, "mask": torch.ones_like(answer), "hidden": hidden,
+             "prompt": torch.arange(10)}
+    x, y, is_answer = positions([shard], heads=2, val=False)  # prompts 1..9 train, prompt 0 is kept out
     assert len(x) == 9 * 3  # positions 1..3 have an answer token two ahead (head 1)
     assert x[:3, 0].tolist() == [1, 2, 3]
     assert y[:3].tolist() == [[8, 9], [9, 10], [10, -1]]  # head k at t: the token at t + 1 + k

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import torch
@@ -23,24 +22,24 @@ import torch
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import load
 from ..speccost import chain_tau
-from .selfdistill import command_line, data_dir, frequent_tokens, load_shards, published, read_manifest
+from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, load_shards, published, read_manifest
 
-HELDOUT_EVERY = 10
 
 
 def rows_of(shards: list[dict]) -> list[dict]:
     """Each real row of every shard, padding removed: tokens (n,), answer (n,), hidden (n, H)."""
     rows = []
     for s in shards:
-        for tokens, mask, answer, hidden in zip(s["tokens"], s["mask"], s["answer"], s["hidden"]):
-            rows.append({"tokens": tokens[mask].long(), "answer": answer[mask], "hidden": hidden[mask]})
+        for tokens, mask, answer, hidden, prompt in zip(s["tokens"], s["mask"], s["answer"], s["hidden"], s["prompt"]):
+            rows.append({"tokens": tokens[mask].long(), "answer": answer[mask], "hidden": hidden[mask],
+                         "prompt": int(prompt)})
     return rows
 
 
-def split(rows: list[dict], every: int = HELDOUT_EVERY) -> tuple[list[dict], list[dict]]:
-    """(train, held-out) by prompt: one prompt in `every` (at least one), in the order
-    of their checksums, so every answer to one prompt falls on the same side."""
-    key = {id(r): zlib.crc32(r["tokens"][~r["answer"]].to(torch.int32).numpy().tobytes()) for r in rows}
+def split(rows: list[dict], every: int = VALIDATION_EVERY) -> tuple[list[dict], list[dict]]:
+    """(train, held-out) by prompt: one prompt in `every` (at least one), in the order of their indices,
+    so every answer to one prompt, and its follow-ups, fall on the same side."""
+    key = {id(r): r["prompt"] for r in rows}
     prompts = sorted(set(key.values()))
     if len(prompts) < 2:
         raise ValueError("the draft needs data from at least two prompts (one is held out)")

@@ -20,9 +20,8 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
-from .selfdistill import command_line, data_dir, frequent_tokens, published, read_manifest
+from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest, validation
 
-VAL_EVERY = 10  # every 10th row is kept out: the held-out agreement
 EVAL_EVERY = 50
 
 
@@ -31,7 +30,7 @@ def rows_of(shards: list[dict], version: int, val: bool) -> list[dict]:
     out = []
     for s in shards:
         for r in range(s["tokens"].shape[0]):
-            if (r % VAL_EVERY == 0) != val:
+            if validation(int(s["prompt"][r])) != val:
                 continue
             m = s["mask"][r]
             out.append({"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": s["hidden"][r][m],
@@ -231,7 +230,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
     lines = [f"# EAGLE-{v} head for {target}", "", what + ". Weights float16, safetensors.", "", "## Training",
              f"- command: `{command}`",
              f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows "
-             f"({facts['answer_tokens']} answer tokens), {facts['heldout_rows']} rows held out (every {VAL_EVERY}th); "
+             f"({facts['answer_tokens']} answer tokens), {facts['heldout_rows']} rows held out (every {VALIDATION_EVERY}th prompt); "
              "no Spec-Bench held-out prompt (question_id % 4 == 1, the ones `bench --split heldout` runs) is in the data",
              f"- loss: {loss}; answer positions weight 1, prompt positions {facts['prompt_weight']}",
              "- init: fc passes the feature through, the layer's output projections at zero (the identity)"

@@ -20,8 +20,8 @@ import torch
 
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
 from ..drafters.eagle_head import fuse_layers
-from .selfdistill import command_line, data_dir, frequent_tokens, published, read_manifest
-from .eagle import EVAL_EVERY, VAL_EVERY, batch_of, rows_of
+from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
+from .eagle import EVAL_EVERY, batch_of, rows_of
 
 
 def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
@@ -172,7 +172,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              "## Training",
              f"- command: `{command}`",
              f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows, "
-             f"{facts['heldout_rows']} held out (every {VAL_EVERY}th)",
+             f"{facts['heldout_rows']} held out (every {VALIDATION_EVERY}th prompt)",
              f"- input: the target's state after layer {facts['exit_layer']} at each position (causal attention over the "
              "row); target: the target's soft p at the same position over V' (cross-entropy); answer positions weight 1, "
              f"prompt positions {facts['prompt_weight']}",

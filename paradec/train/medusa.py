@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import torch
 
 from ..drafters.medusa_heads import MedusaHeads
-from .selfdistill import command_line, data_dir, frequent_tokens
+from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, validation
 
-VAL_EVERY = 10  # every 10th sequence is kept out of training, for the accuracies
 TOP = 10  # ranks measured per head
 EVAL_EVERY = 50
 
@@ -38,7 +37,7 @@ def positions(shards: list[dict], heads: int, val: bool, prompt: bool = False):
     are answer tokens, and with `prompt` the prompt's own tokens too (teacher forcing)."""
     xs, ys, answers = [], [], []
     for s in shards:
-        keep = (torch.arange(s["tokens"].shape[0]) % VAL_EVERY == 0) == val
+        keep = torch.tensor([validation(int(p)) == val for p in s["prompt"]], dtype=torch.bool)
         tokens, answer, hidden = s["tokens"][keep].long(), s["answer"][keep], s["hidden"][keep]
         target = s["mask"][keep] if prompt else answer
         L = tokens.shape[1]
@@ -201,7 +200,7 @@ The target stays frozen. Load with `--method medusa` (the default heads) or `--s
 - Data: self-distillation shards in `{args.data}` (the target's own answers to the training split of Spec-Bench;
   the held-out split never enters), {stats['train_positions']} training positions (answer tokens{
   f", and the prompts' own tokens at loss weight {args.prompt_weight}" if args.prompt_weight else ""}),
-  {stats['val_positions']} answer positions kept out (every {VAL_EVERY}th sequence) for the accuracies below.
+  {stats['val_positions']} answer positions kept out (every {VALIDATION_EVERY}th prompt's) for the accuracies below.
 - Training: {args.steps} steps of {args.batch} positions, AdamW (lr {args.lr}, weight decay 0.01, warm-up then cosine),
   loss weights 0.8^k per head, seed {args.seed}, {seconds:.0f} s on this machine's CPU; final loss {stats['final_loss']}.
   Every {EVAL_EVERY} steps the kept-out sequences scored the heads (expected accepted drafts of a 12-node tree);

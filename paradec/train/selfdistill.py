@@ -24,6 +24,15 @@ def training_rows(seed: int = 0) -> list[dict]:
     return rows
 
 
+VALIDATION_EVERY = 10
+
+
+def validation(prompt: int) -> bool:
+    """Whether the rows of this training prompt (its index in the shards) are kept out of training for early
+    stopping and the held-out agreement: one prompt in 10, all of its answers and follow-ups together."""
+    return prompt % VALIDATION_EVERY == 0
+
+
 def data_dir() -> Path:
     """Where the self-distillation data is made and read by default: paradec's cache, not git (the data
     of 256-token answers; "distill", the older 128-token set, is no longer read)."""
