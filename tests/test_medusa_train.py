@@ -58,7 +58,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     card = (out / "card.md").read_text()
     assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card and "weight 0.3" in card
     stats = json.loads((out / "stats.json").read_text())
-    assert len(stats["accuracy"]) == 3 and [r["nodes"] for r in stats["tree_sizes"]] == [3, 7, 11, 15, 23, 31]
+    assert len(stats["accuracy"]) == 3 and [r["nodes"] for r in stats["tree_sizes"]] == [3, 7, 11, 12, 15, 23, 31]
     assert "measured by this command" in card
     prompt = "Name a colour."
     ar = run(tiny_loaded, "ar", prompt, max_new_tokens=20)

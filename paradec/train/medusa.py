@@ -148,26 +148,29 @@ def best_tree(acc: list[list[float]], size: int) -> tuple[list[list[int]], float
 
 # ---------------------------------------------------------------- the command and its card
 
-VERIFY_SIZES = (1, 4, 8, 12, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
-# ms of one embedded-model forward over n tokens after a 200-token context, 2 threads, measured on
-# this 2-core machine while it was quiet. The tree is sized with these unless --measure asks for a
-# fresh measurement (on a busy machine the timings are dominated by the other processes).
-VERIFY_MS = {1: 61.0, 4: 93.0, 8: 91.0, 12: 100.0, 16: 115.0, 24: 130.0, 32: 169.0}
+VERIFY_SIZES = (1, 4, 8, 12, 13, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
+# ms of one embedded-model verify pass over n tokens through the fast CPU forward every run decodes with
+# (assets/traces/forward_cost.json: 2 threads, this 2-core machine, quiet). The tree is sized with these
+# unless --measure asks for a fresh measurement (on a busy machine the other processes dominate).
+VERIFY_MS = {1: 18.2, 4: 20.5, 8: 21.2, 12: 22.0, 13: 30.7, 16: 31.2, 24: 37.8, 32: 49.1}
 
 
 @torch.inference_mode()
-def verify_ms(model, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7) -> dict[int, float]:
-    """Median time of one target forward over n new tokens after a `context`-token cache.
-    Sizes are interleaved, so load from other processes falls on all of them alike."""
-    from transformers import DynamicCache
+def verify_ms(decoder, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7) -> dict[int, float]:
+    """Median time of one verify pass over n new tokens after a `context`-token cache, through the forward
+    runs decode with (a Loaded's decoder). Sizes are interleaved, so load from other processes falls on all
+    of them alike."""
+    from ..drafters.base import Draft
+    from ..targets import as_target
+    from ..verify import target_forward
 
-    times = {n: [] for n in sizes}
+    target, times = as_target(decoder), {n: [] for n in sizes}
     for _ in range(repeats):
         for n in sizes:
-            cache = DynamicCache()
-            model(input_ids=torch.zeros(1, context, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=1)
+            cache = target.new_cache()
+            target_forward(target, cache, [0] * context, Draft())
             t0 = time.perf_counter()
-            model(input_ids=torch.zeros(1, n, dtype=torch.long), cache=cache, use_cache=True, logits_to_keep=n)
+            target_forward(target, cache, [0], Draft(tokens=[0] * (n - 1), parents=list(range(-1, n - 2))))
             times[n].append((time.perf_counter() - t0) * 1e3)
     return {n: round(sorted(v)[len(v) // 2], 1) for n, v in times.items()}
 
@@ -265,7 +268,7 @@ def command(args, argv) -> int:
                          args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
-    paths, table = choose_tree(stats["accuracy"], verify_ms(target.model) if args.measure else VERIFY_MS)
+    paths, table = choose_tree(stats["accuracy"], verify_ms(target.decoder) if args.measure else VERIFY_MS)
     heads.tree, heads.target = paths, target.name
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Retrain every shipped drafter on the self-distillation data, one after another, into OUT (default: paradec's
+# cache), skipping the ones already done (a model card there): an interrupted run redoes at most the drafter it
+# was on. Copy a result into assets/drafters/ only after the bench shows it is better (README, Trained drafters).
+#
+#   scripts/retrain.sh [OUT]      (run from the repository root, after `python -m paradec.train data`)
+set -euo pipefail
+out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/paradec/retrained}
+py=${PYTHON:-.venv/bin/python}
+mkdir -p "$out"
+step() {  # step NAME ARGS...: python -m paradec.train ARGS --out OUT/NAME, unless OUT/NAME/card.md exists
+  local name=$1; shift
+  if [ -f "$out/$name/card.md" ]; then echo "retrain: $name done before"; return; fi
+  echo "retrain: $name ($(date -u +%H:%M) UTC)"
+  "$py" -m paradec.train "$@" --out "$out/$name"
+}
+step sps-smollm2 draft --layers 1 --vocab 4096 --steps 2000 --lr 2e-3 --threads 2
+step medusa-smollm2 medusa --steps 3000 --prompt-weight 0.5 --threads 2
+step eagle3-smollm2 eagle --version 3 --steps 3000 --threads 2
+step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2
+step early-exit-smollm2 early_exit --steps 1500 --threads 2
+if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
+  "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
+fi
+echo "retrain: all done in $out"
