@@ -14,7 +14,7 @@ from .drafters.base import Drafter
 from .sampling import Sampler
 from .targets import as_target
 from .trace import Step
-from .verify import accept, compact, record, target_forward
+from .verify import accept, record, target_forward
 
 
 @torch.inference_mode()
@@ -42,7 +42,7 @@ def decode(
         prefix = cache.get_seq_length() + len(uncached)
         verified = target_forward(model, cache, uncached, draft, drafter.hidden_layers)
         out = accept(draft, verified.logits, sampler, gen)
-        compact(cache, prefix, out.path)
+        cache.keep(prefix, out.path)  # the verify pass cached every node: only the accepted path stays
         tokens = [draft.tokens[i] for i in out.path] + [out.last]
         origins = ["accepted"] * len(out.path) + [out.last_origin]
         tokens, origins = _clip(tokens, origins, max_new_tokens - produced, eos_ids)

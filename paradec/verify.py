@@ -58,13 +58,6 @@ def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_laye
     return Verified(logits.float(), states[:, -keep:], prefix)
 
 
-def compact(cache, prefix: int, keep: list[int]) -> None:
-    """Keep the first `prefix` cache entries plus entries prefix+i for i in keep; drop the rest.
-
-    After a verify pass the cache holds every drafted node; only the accepted path stays."""
-    cache.keep(prefix, keep)
-
-
 @dataclass
 class Test:
     """One drafted node the verifier tested: against which distribution, and the draw."""

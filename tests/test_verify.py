@@ -9,7 +9,7 @@ from paradec import tree
 from paradec.drafters.base import Draft
 from helpers import tiny_model
 from paradec.sampling import Sampler
-from paradec.verify import accept, compact, record, target_forward, tree_attention_mask
+from paradec.verify import accept, record, target_forward, tree_attention_mask
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -113,7 +113,7 @@ def test_compaction_equals_recomputation(model, parents, keep):
     prefix = len(CONTEXT)
     with torch.no_grad():
         target_forward(model, cache, CONTEXT[-1:], draft)
-    compact(cache, prefix, keep)
+    cache.keep(prefix, keep)
     assert cache.get_seq_length() == prefix + len(keep)
     committed = CONTEXT + [tokens[i] for i in keep]
     nxt = 13  # the token the target adds after the path; its KV is computed by the next pass
