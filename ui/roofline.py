@@ -5,6 +5,7 @@ of a tree verify pass reads, per-branch, with a dense mask and with DeFT."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
 
@@ -136,6 +137,12 @@ def measured_costs() -> None:
                "AR included) packs the weights for a kernel that keeps up to 12 rows in registers while the weights "
                "stream from memory once: up to 12 tokens ride along almost free, as the roofline says they should; "
                "past 12 each extra block of rows adds its arithmetic.")
+    for path in sorted((Path(__file__).resolve().parents[1] / "assets" / "bench").glob("gpu-*.json")):
+        gpu = sources.json_file(path)
+        header(f"Measured on a GPU: {gpu['device']}", MEASURED)
+        chart(cost_figure(gpu), f"roof.{path.stem}")
+        st.caption(f"`scripts/gpu_check.py` ({gpu['model']}): Hugging Face's forward as the verifier runs it, "
+                   f"after {gpu['context_tokens']} cached tokens, bfloat16 and float32.")
 
 
 def what_if(ch: Choice) -> None:

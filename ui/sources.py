@@ -28,6 +28,11 @@ def _json(path: str, mtime: float) -> dict:
     return json.loads(Path(path).read_text())
 
 
+def json_file(path: Path) -> dict:
+    """A measurement file the repository ships (cached until it changes)."""
+    return _json(str(path), path.stat().st_mtime)
+
+
 def forward_cost() -> dict | None:
     """Measured cost of one target forward by tokens per pass, or None if not recorded."""
     path = TRACE_DIR / "forward_cost.json"
