@@ -20,7 +20,6 @@ from .production import config as engine_config
 from .production import workload
 from .cli import draft_spec, load_models
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
-from .trace import Trace
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
@@ -139,7 +138,7 @@ def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
             for name, (method, pairs) in names.items():
                 d = draft if methods.needs_draft_model(method) else None
                 t = run(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)
-                runs[name].append((row, _record(t)))
+                runs[name].append((row, bench_report.record(t)))
                 first.setdefault(name, t)
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
@@ -215,11 +214,6 @@ def _shown(path: str) -> str:
     root = ASSETS.parent
     full = Path(path).resolve()
     return str(full.relative_to(root)) if full.is_relative_to(root) else path
-
-
-def _record(t: Trace) -> dict:
-    return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
-            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
 
 
 def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:

@@ -27,6 +27,12 @@ class ResultsError(ValueError):
     """A file that is not a paradec benchmark results file; the message is for the user."""
 
 
+def record(t: Trace) -> dict:
+    """A paradec run as the metrics read it (bench's runs, the Production engine page's live run)."""
+    return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
+            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
+
+
 def metrics(recs: list, ar: list | None) -> dict:
     """recs and ar: [(prompt row, record)] in the same prompt and repeat order; an engine peer's runs
     are measured against its baseline URL's (None: it has none)."""

@@ -206,3 +206,43 @@ def test_bench_refuses_an_unreachable_engine_before_loading_anything(tmp_path, p
                  "--peers", f"vllm=http://127.0.0.1:{closed_port()}"])
     err = capfd.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1 and "--peers vllm: the vllm engine is unreachable" in err, err
+
+
+# ---------------------------------------------------------------- serve --engine (the service's start-up option)
+
+def post(url: str, body: dict) -> tuple[int, dict]:
+    from paradec.production.client import call, json_of
+
+    status, raw = call(url, body)
+    return status, json_of(raw, url)
+
+
+def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
+    import threading
+    import time
+
+    import uvicorn
+
+    from paradec import serve
+
+    with Running(StandIn(per_request="detailed")) as engine:
+        peers = (peer_at(engine.url, ",method=eagle3"), config.parse(f"sglang=http://127.0.0.1:{closed_port()}"))
+        server = uvicorn.Server(uvicorn.Config(serve.create_app(serve.Service({"tiny": tiny_loaded}, engines=peers)),
+                                               host="127.0.0.1", port=closed_port(), log_level="warning"))
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.02)
+        base = f"http://127.0.0.1:{server.config.port}"
+        try:
+            from paradec.production.client import call, json_of
+
+            listed = json_of(call(base + "/engines")[1], base)
+            assert [e["name"] for e in listed] == ["vllm", "sglang"] and engine.url not in json.dumps(listed)
+            status, got = post(base + "/engine", {"engine": "vllm", "prompt": "one two three", "max_new_tokens": 10})
+            assert status == 200 and got["record"]["accepted"] == 6 and Trace.from_dict(got["trace"]).tau == 9 / 4
+            assert post(base + "/engine", {"engine": engine.url, "prompt": "p"})[0] == 400  # a URL is no name
+            status, err = post(base + "/engine", {"engine": "sglang", "prompt": "p"})
+            assert status == 502 and "unreachable" in err["error"]
+            assert post(base + "/engine", {"engine": "vllm", "prompt": "p", "max_new_tokens": "9"})[0] == 422
+        finally:
+            server.should_exit = True
