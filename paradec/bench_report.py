@@ -123,8 +123,8 @@ def format_report(report: dict) -> str:
                      f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
     lines += ["", f"speedup = method tokens/s / AR tokens/s, same prompts, same process; timed: {report.get('timed', '?')}"]
     for name, e in report.get("engines", {}).items():
-        lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; figures from "
-                     f"{e['source']}; speedup against {name}_baseline, identical = same text as it")
+        lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
+                     f"figures from {e['source']}; speedup against {name}_baseline, identical = same text as it")
         lines += [f"{name}: {note}" for note in e.get("notes", [])]
         if "accept_length_server_life" in e:
             lines.append(f"{name}: avg_spec_accept_length {e['accept_length_server_life']:.2f}, cumulative over the "

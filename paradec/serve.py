@@ -113,7 +113,8 @@ class Service:
         if r.engine not in self.engines:
             raise methods.InputError(f"engine {r.engine!r} is not served here ({', '.join(self.engines) or 'none'})")
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, 0, r.seed)
-        return workload.one(self.engines[r.engine], r.prompt, {**r.model_dump(exclude={"engine", "prompt"}), "top_k": 0})
+        settings = {**r.model_dump(exclude={"engine", "prompt"}), "top_k": 0}
+        return workload.one(self.engines[r.engine], r.prompt, settings)
 
     def health(self) -> dict:
         return {"status": "ok", "models": [self._describe(t) for t in self.targets.values()], "queues": self.queues()}

@@ -18,10 +18,10 @@ from paradec.cli import main  # noqa: E402
 from tools.standin_engine import Running, StandIn  # noqa: E402
 
 OUT = ROOT / "assets" / "bench" / "vllm-format-example.json"
-LABEL = ("Format example: the vllm rows come from tools/standin_engine.py, a stand-in that answers in vLLM's formats "
-         "(per-request metrics, detailed; Prometheus counters) with made-up acceptance counts and sleeps 20 ms a forward, "
-         "not from a real vLLM. paradec's rows are real runs on this CPU. Run the README's commands on a GPU machine "
-         "for a real comparison.")
+LABEL = ("Format example: the vllm rows come from tools/standin_engine.py, a stand-in that answers in vLLM's "
+         "formats (per-request metrics, detailed; Prometheus counters) with made-up acceptance counts and sleeps "
+         "20 ms a forward, not from a real vLLM. paradec's rows are real runs on this CPU. Run the README's commands "
+         "on a GPU machine for a real comparison.")
 ACCEPTS = (3, 1, 4, 0, 2, 4, 1, 3, 0, 2, 4, 2)  # k = 4, falling off by position as a real drafter's does
 
 
@@ -30,8 +30,8 @@ def record() -> None:
                                step_ms=20), StandIn(model="meta-llama/Llama-3.1-8B-Instruct", spec=False, step_ms=20)
     with Running(engine) as e, Running(baseline) as b:
         code = main(["bench", "--methods", "eagle3", "--split", "heldout", "--per-category", "1", "--limit", "3",
-                     "--max-new-tokens", "48", "--threads", "1", "--peers", f"vllm={e.url},method=eagle3,baseline={b.url}",
-                     "--out", str(OUT)])
+                     "--max-new-tokens", "48", "--threads", "1", "--out", str(OUT),
+                     "--peers", f"vllm={e.url},method=eagle3,baseline={b.url}"])
     if code:
         raise SystemExit(code)
     report = bench_report.load(OUT)

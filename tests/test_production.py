@@ -127,8 +127,10 @@ def test_every_error_is_one_line_naming_what_is_missing_and_the_flag():
         cases += [
             (lambda: workload.Session(peer_at(on.url, ",model=llama")), one_line("wrong model", "stand-in/model")),
             (lambda: workload.complete(on.url, "llama", "p", SETTINGS, "vllm engine"), one_line("wrong model", "404")),
-            (lambda: workload.one(peer_at(off.url), "p", SETTINGS), one_line("speculation is off", "--speculative-config")),
-            (lambda: workload.one(peer_at(sgl.url), "p", SETTINGS), one_line("counters are missing", "--disable-log-stats")),
+            (lambda: workload.one(peer_at(off.url), "p", SETTINGS),
+             one_line("speculation is off", "--speculative-config")),
+            (lambda: workload.one(peer_at(sgl.url), "p", SETTINGS),
+             one_line("counters are missing", "--disable-log-stats")),
             (lambda: workload.Session(peer_at(on.url, f",baseline={on.url}")),
              one_line("runs speculative decoding", "without --speculative-config")),
             (lambda: workload.one(config.parse(f"sglang={sgl_off.url}"), "p", SETTINGS),

@@ -39,10 +39,11 @@ class StandIn:
                    registry=self.registry).labels(model, "0").set(0)
         self.cum = [0, 0]  # SGLang: accepted tokens + bonus, verify steps
         if spec:
-            self.counters = {n: prom.Counter(f"vllm:spec_decode_{n}", n, labels, registry=self.registry).labels(model, "0")
-                             for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")}
-            per_pos = prom.Counter("vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position.",
-                                   labels + ["position"], registry=self.registry)
+            self.counters = {
+                n: prom.Counter(f"vllm:spec_decode_{n}", n, labels, registry=self.registry).labels(model, "0")
+                for n in ("num_drafts", "num_draft_tokens", "num_accepted_tokens")}
+            per_pos = prom.Counter("vllm:spec_decode_num_accepted_tokens_per_pos",
+                                   "Accepted tokens per draft position.", labels + ["position"], registry=self.registry)
             self.per_pos = [per_pos.labels(model, "0", str(i)) for i in range(k)]
 
     def decode(self, prompt: str, max_tokens: int) -> tuple[list[str], list[int]]:
@@ -128,7 +129,10 @@ def handler(engine: StandIn) -> type:
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-            self._send(*engine.complete(body)) if self.path == "/v1/completions" else self._send(404, {"detail": "Not Found"})
+            if self.path == "/v1/completions":
+                self._send(*engine.complete(body))
+            else:
+                self._send(404, {"detail": "Not Found"})
 
     return Handler
 

@@ -55,7 +55,8 @@ def pick() -> dict | None:
 def _rows(report: dict, name: str, e: dict) -> list[dict]:
     """paradec's matching method, the engine and its baseline, as one table."""
     rows = []
-    for row, against in [(e.get("matching"), "paradec's AR"), (name, f"{name}_baseline"), (f"{name}_baseline", "itself")]:
+    pairs = [(e.get("matching"), "paradec's AR"), (name, f"{name}_baseline"), (f"{name}_baseline", "itself")]
+    for row, against in pairs:
         m = report["methods"].get(row or "")
         if m:
             rows.append({"run": row, "τ": m["tau"], "acceptance": m["acceptance_rate"], "speedup": m["speedup"],

@@ -33,7 +33,8 @@ def server_info(url: str) -> dict:
             info = json_of(raw, url + path)
             if isinstance(info, dict):
                 return info
-    raise EngineError(f"the counters are missing: {url} answers neither {' nor '.join(PATHS)} (is it an SGLang server?)")
+    raise EngineError(f"the counters are missing: {url} answers neither {' nor '.join(PATHS)} "
+                      "(is it an SGLang server?)")
 
 
 def accept_length(url: str) -> float:

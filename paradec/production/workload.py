@@ -75,7 +75,8 @@ class Session:
               else sglang.server_info(self.peer.baseline).get("speculative_algorithm") not in (None, "", "NONE"))
         if on:
             flag = "--speculative-config" if self.peer.kind == "vllm" else "--speculative-algorithm"
-            raise EngineError(f"the baseline at {self.peer.baseline} runs speculative decoding: start it without {flag}")
+            raise EngineError(f"the baseline at {self.peer.baseline} runs speculative decoding: "
+                              f"start it without {flag}")
 
     def scrape(self) -> vllm.Counters | None:
         """vLLM's counters now (None, with the reason kept, when they cannot be read: per-request
@@ -101,7 +102,8 @@ class Session:
         if spec is not None:
             detailed = "per_step_accepted" in spec
             self.sources.add("per-request metrics" + (" (detailed)" if detailed else " (summary)"))
-            trace = trace_of(self.peer, prompt, answer, vllm.steps_of(spec), settings) if want_trace and detailed else None
+            arrays = vllm.steps_of(spec) if want_trace and detailed else None
+            trace = arrays and trace_of(self.peer, prompt, answer, arrays, settings)
             return vllm.counts_of(spec), trace
         if self.peer.kind == "sglang":
             self.sources.add("server info")
