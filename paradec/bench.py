@@ -116,7 +116,7 @@ def _engines(specs: list[str], names: dict) -> list[workload.Session]:
         except engine_config.EngineError as e:
             raise methods.InputError(f"--peers {spec.partition('=')[0]}: {e}") from None
         match = sessions[-1].peer.matching
-        if match and match not in names:
+        if match and match not in {m for m, _ in names.values()}:  # eagle3[head=...] matches eagle3 too
             names[match] = (match, [])
     return sessions
 
@@ -131,7 +131,7 @@ def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
     # cllm decodes on a fine-tuned copy of the target: merged once per method, before any timing
     decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs)) for name, (m, pairs) in names.items()}
     runs = defaultdict(list)  # name -> [(row, record)]
-    first = {}  # method -> its trace of the first prompt, for an engine's step trace to sit beside
+    first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
         for _ in range(args.repeats):
@@ -139,7 +139,7 @@ def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
                 d = draft if methods.needs_draft_model(method) else None
                 t = run(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)
                 runs[name].append((row, bench_report.record(t)))
-                first.setdefault(name, t)
+                first.setdefault(method, (name, t))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
     print(file=sys.stderr)
@@ -160,9 +160,9 @@ def _engine_runs(engines, rows: list[dict], settings: dict, first: dict) -> tupl
             runs, section, trace = workload.run(session, rows, settings)
         except engine_config.EngineError as e:
             raise methods.InputError(f"--peers {session.peer.kind}: {e}") from None
-        mine = first.get(session.peer.matching)
+        label, mine = first.get(session.peer.matching, (None, None))
         found.update(runs)
-        sections[session.peer.name] = {**section, "trace": trace and trace.to_dict(),
+        sections[session.peer.name] = {**section, "matching": label, "trace": trace and trace.to_dict(),
                                        "paradec_trace": mine.to_dict() if trace and mine else None}
     return found, sections
 

@@ -248,3 +248,12 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
             assert post(base + "/engine", {"engine": "vllm", "prompt": "p", "max_new_tokens": "9"})[0] == 422
         finally:
             server.should_exit = True
+
+
+def test_the_matching_method_joins_the_bench_unless_it_is_there_under_settings_of_its_own():
+    from paradec.bench import _engines, variants
+
+    with Running(StandIn()) as engine:
+        spec = f"vllm={engine.url},method=ngram"
+        assert list(_engines(["hf", spec], names := variants("jacobi")) and names) == ["ar", "jacobi", "pld"]
+        assert list(_engines([spec], names := variants("pld[k=4]")) and names) == ["ar", "pld[k=4]"]
