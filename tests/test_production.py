@@ -257,3 +257,23 @@ def test_the_matching_method_joins_the_bench_unless_it_is_there_under_settings_o
         spec = f"vllm={engine.url},method=ngram"
         assert list(_engines(["hf", spec], names := variants("jacobi")) and names) == ["ar", "jacobi", "pld"]
         assert list(_engines([spec], names := variants("pld[k=4]")) and names) == ["ar", "pld[k=4]"]
+
+
+def test_per_request_metrics_stand_in_for_counters_that_cannot_be_read(monkeypatch):
+    def no_metrics(url):
+        raise EngineError(f"the counters are missing: {url}/metrics answered 404")
+
+    monkeypatch.setattr(workload, "_metrics_text", no_metrics)
+    with Running(StandIn(per_request="summary")) as engine:
+        engine.engine.warm(1)
+        runs, section, _ = workload.run(workload.Session(peer_at(engine.url)), ROWS, SETTINGS)
+    assert [rec["accepted"] for _, rec in runs["vllm"]] == [6, 6] and "counters" not in section
+
+
+def test_an_answer_of_absurd_sizes_is_refused_before_any_work():
+    spec = {"num_spec_steps": 1, "num_draft_tokens": 10**9, "num_accepted_draft_tokens": 0, "num_spec_tokens": 10**9,
+            "acceptance_histogram": [1, 0], "per_step_accepted": [0], "per_step_drafted": [10**9]}
+    with pytest.raises(EngineError, match="more than 256"):
+        vllm.per_request({"metrics": {"speculative_decoding": spec}})
+    with pytest.raises(EngineError, match="more than 256"):
+        vllm.steps_of(spec)

@@ -10,6 +10,7 @@ output ends, as paradec cuts its own (what was accepted beyond it counts as unre
 from __future__ import annotations
 
 from ..trace import Node, Step, Trace
+from ..trace_check import MAX_STEPS
 from .config import Peer
 
 PLACEHOLDER_IDS = "positions in the sequence, not vocabulary ids: the engine reports counts, not tokens"
@@ -36,7 +37,7 @@ def trace_of(peer: Peer, prompt: str, answer: dict, arrays: tuple[list[int], lis
     prompt_len, produced = max(1, answer["prompt_tokens"]), answer["completion_tokens"]
     pos, steps = 1, []  # output position 0 is the prefill's token
     for accepted, drafted in zip(*arrays):
-        if pos >= produced:
+        if pos >= produced or len(steps) == MAX_STEPS:  # a longer answer's trace is cut where a page stops drawing
             break
         steps.append(_step(len(steps), prompt_len + pos, accepted, drafted, produced - pos))
         pos += len(steps[-1].tokens)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ..tree import MAX_NODES
 from .config import EngineError
 
 PREFIX = "vllm:spec_decode_"
@@ -67,6 +68,9 @@ def per_request(response: dict) -> dict | None:
         if not ok:
             raise EngineError(f"the per-request field metrics.speculative_decoding.{name} is absent or not a count "
                               f"(vLLM writes it with {PER_REQUEST_FLAG} summary or detailed)")
+    if spec["num_spec_tokens"] > MAX_NODES or len(spec["acceptance_histogram"]) > MAX_NODES + 1:
+        raise EngineError(f"metrics.speculative_decoding drafts more than {MAX_NODES} tokens a step: not an answer "
+                          "paradec reads")  # another machine's answer: its sizes decide the work done here
     return spec
 
 
@@ -79,6 +83,8 @@ def steps_of(spec: dict) -> tuple[list[int], list[int]]:
                               f"needs vLLM started with {PER_REQUEST_FLAG} detailed")
     if len(acc) != len(drafted) or any(a > d for a, d in zip(acc, drafted)):
         raise EngineError("per_step_accepted and per_step_drafted do not pair up step by step")
+    if max(drafted, default=0) > MAX_NODES:
+        raise EngineError(f"per_step_drafted holds a step of more than {MAX_NODES} drafts: not an answer paradec reads")
     return acc, drafted
 
 

@@ -69,6 +69,16 @@ class Session:
         self.sources: set[str] = set()
         self.counters_error: EngineError | None = None
         self.first = self.scrape()
+        if self.counters_error:
+            self._probe()
+
+    def _probe(self) -> None:
+        """Without counters, a one-token request tells whether per-request metrics stand in for them
+        (vLLM writes an all-zero object then): known before anything else is run, not after."""
+        answer, _ = complete(self.peer.url, self.model, "Hello", {"max_new_tokens": 1, "temperature": 0.0,
+                                                                  "top_p": 1.0, "seed": 0}, f"{self.peer.kind} engine")
+        if vllm.per_request(answer["raw"]) is None:
+            raise self.counters_error
 
     def _check_baseline(self) -> None:
         on = (vllm.has_speculation(_metrics_text(self.peer.baseline)) if self.peer.kind == "vllm"
