@@ -135,7 +135,7 @@ def test_every_error_is_one_line_naming_what_is_missing_and_the_flag():
              one_line("runs speculative decoding", "without --speculative-config")),
             (lambda: workload.one(config.parse(f"sglang={sgl_off.url}"), "p", SETTINGS),
              one_line("speculation is off", "--speculative-algorithm")),
-            (lambda: vllm.steps_of(workload.complete(summary.url, "stand-in/model", "p", SETTINGS, "e")[0]["raw"]
+            (lambda: vllm.steps_of(workload.complete(summary.url, "stand-in/model", "p", SETTINGS, "e")["raw"]
                                    ["metrics"]["speculative_decoding"]),
              one_line("per_step_accepted is absent", "--per-request-spec-decode-metrics detailed")),
         ]

@@ -34,8 +34,9 @@ def served_model(url: str, wanted: str | None, role: str, kind: str) -> str:
     return wanted
 
 
-def complete(url: str, model: str, prompt: str, settings: dict, role: str) -> tuple[dict, float]:
-    """One /v1/completions request, greedy or sampled as paradec's run: (the answer, its wall seconds)."""
+def complete(url: str, model: str, prompt: str, settings: dict, role: str) -> dict:
+    """One /v1/completions request, greedy or sampled as paradec's run: its text, token counts, wall
+    seconds (the client's) and the whole answer ("raw")."""
     body = {"model": model, "prompt": prompt, "max_tokens": settings["max_new_tokens"], "stream": False,
             "temperature": settings["temperature"], "top_p": settings["top_p"], "seed": settings["seed"],
             **({"top_k": settings["top_k"]} if settings.get("top_k") else {})}
@@ -53,7 +54,7 @@ def complete(url: str, model: str, prompt: str, settings: dict, role: str) -> tu
     except (KeyError, IndexError, TypeError, ValueError):
         raise EngineError(f"the {role} at {url} sent a completion without choices[0].text and usage") from None
     return {"text": text, "prompt_tokens": tokens[0], "completion_tokens": tokens[1], "wall_s": wall,
-            "model": answer.get("model"), "raw": answer}, wall
+            "model": answer.get("model"), "raw": answer}
 
 
 class Session:
@@ -75,7 +76,7 @@ class Session:
     def _probe(self) -> None:
         """Without counters, a one-token request tells whether per-request metrics stand in for them
         (vLLM writes an all-zero object then): known before anything else is run, not after."""
-        answer, _ = complete(self.peer.url, self.model, "Hello", {"max_new_tokens": 1, "temperature": 0.0,
+        answer = complete(self.peer.url, self.model, "Hello", {"max_new_tokens": 1, "temperature": 0.0,
                                                                   "top_p": 1.0, "seed": 0}, f"{self.peer.kind} engine")
         if vllm.per_request(answer["raw"]) is None:
             raise self.counters_error
@@ -102,7 +103,7 @@ class Session:
     def ask(self, prompt: str, settings: dict, want_trace: bool = False) -> tuple[dict, Trace | None]:
         """One prompt on the engine: its record and, when asked and reported, its step trace."""
         before = self.scrape()
-        answer, _ = complete(self.peer.url, self.model, prompt, settings, f"{self.peer.kind} engine")
+        answer = complete(self.peer.url, self.model, prompt, settings, f"{self.peer.kind} engine")
         after = self.scrape()
         counts, trace = self._read(answer, before, after, prompt, settings, want_trace)
         return _record(self.peer.kind, answer, counts), trace
@@ -124,7 +125,7 @@ class Session:
         return after.since(before), None
 
     def ask_baseline(self, prompt: str, settings: dict) -> dict:
-        answer, _ = complete(self.peer.baseline, self.model, prompt, settings, "baseline")
+        answer = complete(self.peer.baseline, self.model, prompt, settings, "baseline")
         return _record(self.peer.kind, answer, vllm.Counts(0, 0, 0))
 
     def section(self) -> dict:
