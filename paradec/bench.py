@@ -108,14 +108,16 @@ def _engines(specs: list[str], names: dict) -> list[workload.Session]:
     """The production engines among --peers, each checked; the paradec method each one's method
     matches joins the run (its row and its first prompt's trace sit beside the engine's)."""
     sessions = []
-    for spec in specs:
-        if spec == "hf":
-            continue
+    try:
+        peers = engine_config.parse_all([spec for spec in specs if spec != "hf"])
+    except engine_config.EngineError as e:
+        raise methods.InputError(f"--peers: {e}") from None
+    for peer in peers:
         try:
-            sessions.append(workload.Session(engine_config.parse(spec)))
+            sessions.append(workload.Session(peer))
         except engine_config.EngineError as e:
-            raise methods.InputError(f"--peers {spec.partition('=')[0]}: {e}") from None
-        match = sessions[-1].peer.matching
+            raise methods.InputError(f"--peers {peer.kind}: {e}") from None
+        match = peer.matching
         if match and match not in {m for m, _ in names.values()}:  # eagle3[head=...] matches eagle3 too
             names[match] = (match, [])
     return sessions

@@ -290,7 +290,7 @@ def serve_command(args) -> int:
     if args.queue < 0 or not 0 <= args.port <= 65535:
         raise methods.InputError("--queue must be 0 or more and --port between 0 and 65535")
     try:
-        engines = tuple(engine_config.parse(spec) for spec in args.engine)
+        engines = tuple(engine_config.parse_all(args.engine))
     except engine_config.EngineError as e:
         raise methods.InputError(f"--engine: {e}") from None
     targets = {spec: models.load(spec, args.device, args.dtype) for spec in args.model or [models.EMBEDDED]}

@@ -165,6 +165,12 @@ def test_a_malformed_peer_is_refused(spec, words):
         config.parse(spec)
 
 
+def test_one_peer_per_kind():
+    assert len(config.parse_all(["vllm=http://a", "sglang=http://b"])) == 2
+    with pytest.raises(EngineError, match="names one twice"):
+        config.parse_all(["vllm=http://a", "vllm=http://b"])
+
+
 def test_a_peer_as_the_operator_writes_it(monkeypatch):
     p = config.parse("vllm=http://gpu:8000/v1/,model=meta/Llama,method=EAGLE3,baseline=https://gpu:8001")
     assert p == config.Peer("vllm", "http://gpu:8000", "meta/Llama", "eagle3", "https://gpu:8001")
@@ -277,3 +283,9 @@ def test_an_answer_of_absurd_sizes_is_refused_before_any_work():
         vllm.per_request({"metrics": {"speculative_decoding": spec}})
     with pytest.raises(EngineError, match="more than 256"):
         vllm.steps_of(spec)
+
+
+def test_serve_refuses_a_malformed_engine_before_loading_a_model(capfd):
+    code = main(["serve", "--engine", "vllm=http://a", "--engine", "tgi=http://b"])
+    err = capfd.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and "--engine: an engine peer is KIND=URL" in err, err

@@ -74,6 +74,15 @@ def parse(spec: str) -> Peer:
     return Peer(kind, _url(url, f"the {kind} URL"), options.get("model"), method, baseline)
 
 
+def parse_all(specs: list[str]) -> list[Peer]:
+    """Several peers (bench's --peers, serve's --engine): one per kind, since a report's rows are named by it."""
+    peers = [parse(spec) for spec in specs]
+    kinds = [p.kind for p in peers]
+    if len(set(kinds)) < len(kinds):
+        raise EngineError(f"one engine peer per kind: {', '.join(kinds)} names one twice")
+    return peers
+
+
 def from_env() -> Peer | None:
     """The app's engine (PARADEC_ENGINE), None when the operator set none."""
     spec = os.environ.get(ENV, "").strip()
