@@ -16,9 +16,10 @@ from pathlib import Path
 import torch
 
 from . import bench_report, machine, methods
+from .production import config as engine_config
+from .production import workload
 from .cli import draft_spec, load_models
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
-from .trace import Trace
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
@@ -83,10 +84,11 @@ def bench_command(args) -> int:
     if args.out and not Path(args.out).resolve().parent.is_dir():
         raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
+    engines = _engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = draft_spec(args, any(methods.needs_draft_model(m) for m, _ in names.values()))
     peers = _peer_names(args, spec)
     target, draft = load_models(args, spec)
-    report = bench(target, draft, names, peers, rows, args)
+    report = bench(target, draft, names, peers, rows, args, engines)
     if args.out:
         try:
             csv_path = bench_report.save(report, args.out)
@@ -98,14 +100,30 @@ def bench_command(args) -> int:
 
 
 def _peer_names(args, draft: str | None) -> list[str]:
-    if not args.peers:
-        return []
-    if args.peers != "hf":
-        raise methods.InputError(f"unknown peers {args.peers!r} (only 'hf')")
-    return [p for p in PEERS if p != "hf_assisted" or draft]
+    """Hugging Face's peers, when --peers hf is among the peers."""
+    return [p for p in PEERS if p != "hf_assisted" or draft] if "hf" in args.peers else []
 
 
-def bench(target, draft, names, peers, rows, args) -> dict:
+def _engines(specs: list[str], names: dict) -> list[workload.Session]:
+    """The production engines among --peers, each checked; the paradec method each one's method
+    matches joins the run (its row and its first prompt's trace sit beside the engine's)."""
+    sessions = []
+    try:
+        peers = engine_config.parse_all([spec for spec in specs if spec != "hf"])
+    except engine_config.EngineError as e:
+        raise methods.InputError(f"--peers: {e}") from None
+    for peer in peers:
+        try:
+            sessions.append(workload.Session(peer))
+        except engine_config.EngineError as e:
+            raise methods.InputError(f"--peers {peer.kind}: {e}") from None
+        match = peer.matching
+        if match and match not in {m for m, _ in names.values()}:  # eagle3[head=...] matches eagle3 too
+            names[match] = (match, [])
+    return sessions
+
+
+def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
     from . import lora
     from .run import run
 
@@ -115,19 +133,40 @@ def bench(target, draft, names, peers, rows, args) -> dict:
     # cllm decodes on a fine-tuned copy of the target: merged once per method, before any timing
     decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs)) for name, (m, pairs) in names.items()}
     runs = defaultdict(list)  # name -> [(row, record)]
+    first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
         for _ in range(args.repeats):
             for name, (method, pairs) in names.items():
                 d = draft if methods.needs_draft_model(method) else None
                 t = run(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)
-                runs[name].append((row, _record(t)))
+                runs[name].append((row, bench_report.record(t)))
+                first.setdefault(method, (name, t))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
     print(file=sys.stderr)
-    report = bench_report.aggregate(runs, rows, _header(target, draft, args))
+    found, sections = _engine_runs(engines, rows, settings, first)
+    report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft, args))
     report["differences"] = differences(target, runs, names)
+    if sections:
+        report["engines"] = sections
     return report
+
+
+def _engine_runs(engines, rows: list[dict], settings: dict, first: dict) -> tuple[dict, dict]:
+    """Every prompt on each engine and its baseline, after paradec's runs: (runs, their sections)."""
+    found, sections = {}, {}
+    for session in engines:
+        print(f"bench: the prompts on {session.peer.kind} at {session.peer.url}", file=sys.stderr)
+        try:
+            runs, section, trace = workload.run(session, rows, settings)
+        except engine_config.EngineError as e:
+            raise methods.InputError(f"--peers {session.peer.kind}: {e}") from None
+        label, mine = first.get(session.peer.matching, (None, None))
+        found.update(runs)
+        sections[session.peer.name] = {**section, "matching": label, "trace": trace and trace.to_dict(),
+                                       "paradec_trace": mine.to_dict() if trace and mine else None}
+    return found, sections
 
 
 def differences(target, runs: dict, names: dict) -> list[dict]:
@@ -177,11 +216,6 @@ def _shown(path: str) -> str:
     root = ASSETS.parent
     full = Path(path).resolve()
     return str(full.relative_to(root)) if full.is_relative_to(root) else path
-
-
-def _record(t: Trace) -> dict:
-    return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
-            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
 
 
 def _hf_peer(name: str, target, draft, prompt: str, settings: dict) -> dict:

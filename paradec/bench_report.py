@@ -5,10 +5,12 @@ Standard library only: the app loads results files without torch."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 
-from .trace import speedup
+from .files import write_atomic
+from .trace import Trace, TraceError, speedup, tokens_per_forward
 
 SCHEMA = 1
 KIND = "paradec-bench"
@@ -25,8 +27,17 @@ class ResultsError(ValueError):
     """A file that is not a paradec benchmark results file; the message is for the user."""
 
 
-def metrics(recs: list, ar: list) -> dict:
-    """recs and ar: [(prompt row, record)] in the same prompt and repeat order."""
+def record(t: Trace) -> dict:
+    """A paradec run as the metrics read it (bench's runs, the Production engine page's live run)."""
+    return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
+            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
+
+
+def metrics(recs: list, ar: list | None) -> dict:
+    """recs and ar: [(prompt row, record)] in the same prompt and repeat order; an engine peer's runs
+    are measured against its baseline URL's (None: it has none)."""
+    if recs and "engine" in recs[0][1]:
+        return engine_metrics(recs, ar)
     tokens = sum(len(r["tokens"]) for _, r in recs)
     wall = sum(r["wall_s"] for _, r in recs)
     tps = tokens / max(1e-9, wall)
@@ -34,13 +45,44 @@ def metrics(recs: list, ar: list) -> dict:
     drafted = sum(r["drafted"] for _, r in recs)
     return {
         "speedup": round(speedup(tokens, wall, sum(len(r["tokens"]) for _, r in ar), sum(r["wall_s"] for _, r in ar)), 3),
-        "tau": round(tokens / sum(forwards), 3) if None not in forwards else None,
+        "tau": round(tokens_per_forward(tokens, sum(forwards)), 3) if None not in forwards else None,
         "acceptance_rate": round(sum(r["accepted"] for _, r in recs) / drafted, 3) if drafted else 0.0,
         "tokens_per_s": round(tps, 2),
         "identical_runs": sum(r["tokens"] == a["tokens"] for (_, r), (_, a) in zip(recs, ar)),
         "runs": len(recs),
         "acceptance_by_position": _positions([r["positions"] for _, r in recs]),
     }
+
+
+def engine_metrics(recs: list, base: list | None) -> dict:
+    """A production engine's requests (paradec.production): its tokens/s over its baseline URL's on the
+    same prompts (None without a baseline; identical_runs compares their texts), τ from the engine's own
+    counts of verify steps and accepted drafts (1.00 for a baseline: it drafts nothing), None where it
+    reports no counts (SGLang: see the report's engines section)."""
+    tokens = sum(r["completion_tokens"] for _, r in recs)
+    wall = sum(r["wall_s"] for _, r in recs)
+    counted = all(r["drafts"] is not None for _, r in recs)
+    drafts, drafted, accepted = (sum(r[k] or 0 for _, r in recs) for k in ("drafts", "draft_tokens", "accepted"))
+    return {
+        "speedup": round(speedup(tokens, wall, sum(r["completion_tokens"] for _, r in base),
+                                 sum(r["wall_s"] for _, r in base)), 3) if base else None,
+        # no drafts counted: every forward was a plain one-token step (a baseline's)
+        "tau": round(tokens_per_forward(drafts + accepted, drafts) if drafts else 1.0, 3) if counted and recs else None,
+        "acceptance_rate": round(accepted / drafted, 3) if counted and drafted else (0.0 if counted else None),
+        "tokens_per_s": round(tokens / max(1e-9, wall), 2),
+        "identical_runs": sum(r["text"] == b["text"] for (_, r), (_, b) in zip(recs, base)) if base else None,
+        "runs": len(recs),
+        "acceptance_by_position": _positions([r["positions"] for _, r in recs]),
+    }
+
+
+def _against(name: str, runs: dict) -> str | None:
+    """Whose runs a row's speedup divides by: AR's, or for an engine peer its baseline URL's."""
+    recs = runs[name]
+    if not (recs and "engine" in recs[0][1]):
+        return "ar"
+    base = name if name.endswith("_baseline") else f"{name}_baseline"
+    return base if base in runs else None
 
 
 def _positions(per_run: list) -> list[list]:
@@ -57,13 +99,15 @@ def _positions(per_run: list) -> list[list]:
 def aggregate(runs: dict, rows: list[dict], header: dict) -> dict:
     """The report: header fields, then metrics per method and per category and method."""
     cats = sorted({r["category"] for r in rows})
+    against = {n: _against(n, runs) for n in runs}
+
+    def of(name: str, cat: str | None) -> dict:
+        pick = [x for x in runs[name] if cat in (None, x[0]["category"])]
+        base = against[name] and [x for x in runs[against[name]] if cat in (None, x[0]["category"])]
+        return metrics(pick, base or None)
+
     report = {"schema": SCHEMA, "kind": KIND, **header, "prompts": len(rows),
-              "methods": {n: metrics(recs, runs["ar"]) for n, recs in runs.items()}, "categories": {}}
-    for c in cats:
-        report["categories"][c] = {
-            n: metrics([x for x in recs if x[0]["category"] == c], [x for x in runs["ar"] if x[0]["category"] == c])
-            for n, recs in runs.items()
-        }
+              "methods": {n: of(n, None) for n in runs}, "categories": {c: {n: of(n, c) for n in runs} for c in cats}}
     return report
 
 
@@ -74,15 +118,27 @@ def format_report(report: dict) -> str:
     w = max(18, *(len(n) + 2 for n in report["methods"]))  # a method with settings has a long label
     lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'accept':>8}{'tok/s':>8}{'identical':>11}"
     for name, m in report["methods"].items():
-        tau = f"{m['tau']:.2f}" if m["tau"] is not None else "-"
-        lines.append(f"{name:<{w}}{m['speedup']:>8.2f}x{tau:>7}{m['acceptance_rate']:>8.2f}"
-                     f"{m['tokens_per_s']:>8.1f}{m['identical_runs']:>6}/{m['runs']}")
+        lines.append(f"{name:<{w}}{_shown(m['speedup'], '>8.2f')}x{_shown(m['tau'], '>7.2f')}"
+                     f"{_shown(m['acceptance_rate'], '>8.2f')}{m['tokens_per_s']:>8.1f}"
+                     f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
     lines += ["", f"speedup = method tokens/s / AR tokens/s, same prompts, same process; timed: {report.get('timed', '?')}"]
+    for name, e in report.get("engines", {}).items():
+        lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
+                     f"figures from {e['source']}; speedup against {name}_baseline, identical = same text as it")
+        lines += [f"{name}: {note}" for note in e.get("notes", [])]
+        if "accept_length_server_life" in e:
+            lines.append(f"{name}: avg_spec_accept_length {e['accept_length_server_life']:.2f}, cumulative over the "
+                         "server's life (not this run's alone)")
     for d in report.get("differences", []):
         why = "expected: another model" if d["expected"] else ("a near-tie" if d["top2_gap"] < NEAR_TIE else "NOT a tie")
         lines.append(f"differs from AR: {d['method']} on prompt {d['prompt']} ({d['category']}) at token {d['position']}:"
                      f" {d['token']} for AR's {d['ar_token']}, top-2 logit gap {d['top2_gap']:.2e} ({why})")
     return "\n".join(lines)
+
+
+def _shown(value, spec: str) -> str:
+    """A number as the table prints it; "-" where there is none (a peer that reports no forwards)."""
+    return format(value, spec) if value is not None else format("-", spec.split(".")[0])
 
 
 def csv_rows(report: dict) -> list[dict]:
@@ -96,13 +152,13 @@ def csv_rows(report: dict) -> list[dict]:
 def save(report: dict, path: str | Path) -> Path:
     """Write PATH (JSON) and PATH with .csv; returns the CSV's path. OSError if unwritable."""
     path = Path(path)
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
-    out = path.with_suffix(".csv")
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=["category", "method", *METRICS, "acceptance_by_position"])
-        w.writeheader()
-        w.writerows(csv_rows(report))
-    return out
+    write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1))
+    text = io.StringIO(newline="")
+    w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "acceptance_by_position"])
+    w.writeheader()
+    w.writerows(csv_rows(report))
+    write_atomic(path.with_suffix(".csv"), text.getvalue())
+    return path.with_suffix(".csv")
 
 
 def load(path: str | Path) -> dict:
@@ -121,4 +177,18 @@ def load(path: str | Path) -> dict:
             raise ResultsError(f"{path}: every group of results needs AR, the baseline")
         if any(not isinstance(m, dict) or not set(METRICS) <= set(m) for m in group.values()):
             raise ResultsError(f"{path}: a method's results lack {', '.join(METRICS)}")
+    _check_engines(data.get("engines", {}), path)
     return data
+
+
+def _check_engines(engines, path) -> None:
+    """An engine peer's section: its step traces are traces (checked as any trace file is)."""
+    if not isinstance(engines, dict) or not all(isinstance(e, dict) for e in engines.values()):
+        raise ResultsError(f"{path}: 'engines' must map engine names to their sections")
+    for name, e in engines.items():
+        for key in ("trace", "paradec_trace"):
+            if e.get(key) is not None:
+                try:
+                    Trace.from_dict(e[key])
+                except TraceError as err:
+                    raise ResultsError(f"{path}: engine {name}'s {key}: {err}") from None

@@ -55,7 +55,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--split", default="all", help="all, train or heldout (Spec-Bench prompts kept out of training)")
     b.add_argument("--repeats", type=int, default=1, help="decode every prompt N times per method")
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
-    b.add_argument("--peers", default="", help="'hf': also time Hugging Face generate in the same run")
+    b.add_argument("--peers", action="append", default=[], metavar="PEER",
+                   help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
+                   "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
     b.add_argument("--threads", type=int, default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
@@ -67,6 +69,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--weights", action="append", default=[], metavar="SPEC",
                    help="weights a request's heads, head or adapter may name, besides the shipped ones (repeatable)")
     s.add_argument("--queue", type=int, default=8, help="runs that may wait per model behind the running one")
+    s.add_argument("--engine", action="append", default=[], metavar="KIND=URL[,...]",
+                   help="a production engine peer POST /engine may name (as bench --peers; repeatable)")
     s.add_argument("--device", default=None)
     s.add_argument("--dtype", default=None)
     return top

@@ -5,6 +5,8 @@ POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, par
 -> the trace, in paradec.trace's own JSON (Trace.from_json reads it); the queue position the run
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
 Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507.
+GET /engines, POST /engine {engine, prompt, ...}: a prompt on a production engine peer named with
+--engine (paradec.production), its acceptance read as that engine reports it; 502 when it fails.
 
 A request never names a file, a hub id or a URL that the service then opens: its target, draft and
 weights (Medusa's heads, an EAGLE head, an adapter) are the shipped ones or those the operator named
@@ -29,6 +31,8 @@ from starlette.requests import ClientDisconnect
 
 from . import lora, methods, models
 from .lanes import Lane, QueueFull
+from .production import config as engine_config
+from .production import workload
 from .run import OutOfMemory, run, validate
 from .trace import Trace
 
@@ -57,6 +61,18 @@ class RunRequest(BaseModel):
     chat: bool = True
 
 
+class EngineRequest(BaseModel):
+    """POST /engine: a prompt for one of the engine peers named at start-up (--engine)."""
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    engine: str
+    prompt: str
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+
+
 class Target:
     """One loaded target, its lane, and the drafts loaded for it (touched only inside the lane)."""
 
@@ -83,12 +99,22 @@ class Target:
 
 class Service:
     def __init__(self, targets: dict[str, models.Loaded], queue: int = 8, drafts: tuple[str, ...] = (),
-                 weights: tuple[str, ...] = ()):
-        """drafts, weights: what requests may name besides the shipped ones (the operator's lists)."""
+                 weights: tuple[str, ...] = (), engines: tuple[engine_config.Peer, ...] = ()):
+        """drafts, weights: what requests may name besides the shipped ones; engines: the production
+        engine peers requests may name (the operator's lists)."""
         if not targets:
             raise ValueError("the service needs at least one model")
         self.targets = {spec: Target(spec, loaded, queue) for spec, loaded in targets.items()}
         self.allowed_drafts, self.allowed_weights = set(drafts), set(weights)
+        self.engines = {peer.name: peer for peer in engines}
+
+    def engine(self, r: EngineRequest) -> dict:
+        """One prompt on a named engine peer and its baseline (paradec.production.workload.one)."""
+        if r.engine not in self.engines:
+            raise methods.InputError(f"engine {r.engine!r} is not served here ({', '.join(self.engines) or 'none'})")
+        validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, 0, r.seed)
+        settings = {**r.model_dump(exclude={"engine", "prompt"}), "top_k": 0}
+        return workload.one(self.engines[r.engine], r.prompt, settings)
 
     def health(self) -> dict:
         return {"status": "ok", "models": [self._describe(t) for t in self.targets.values()], "queues": self.queues()}
@@ -194,6 +220,26 @@ def create_app(service: Service) -> FastAPI:
         # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
         return Response(trace.to_json(), media_type="application/json", headers=headers)
 
+    @app.get("/engines")
+    def engines() -> list:  # what each is, not where: the URLs are the operator's
+        return [{"name": p.name, "kind": p.kind, "model": p.model, "method": p.method, "matching": p.matching,
+                 "baseline": bool(p.baseline)} for p in service.engines.values()]
+
+    @app.post("/engine")
+    async def engine_endpoint(request: Request) -> Response:
+        """One prompt on an engine peer: 400 for what paradec refuses, 502 for an engine that fails."""
+        try:
+            r = EngineRequest.model_validate_json(await _body(request))
+            return JSONResponse(await run_in_threadpool(service.engine, r))
+        except TooLarge as e:
+            return _error(413, str(e))
+        except ValidationError as e:
+            return _error(422, _one_line(e))
+        except methods.InputError as e:
+            return _error(400, str(e))
+        except engine_config.EngineError as e:
+            return _error(502, str(e))
+
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:  # 404, 405: the same one line
         return _error(e.status_code, str(e.detail), e.headers)
@@ -243,8 +289,12 @@ def serve_command(args) -> int:
 
     if args.queue < 0 or not 0 <= args.port <= 65535:
         raise methods.InputError("--queue must be 0 or more and --port between 0 and 65535")
+    try:
+        engines = tuple(engine_config.parse_all(args.engine))
+    except engine_config.EngineError as e:
+        raise methods.InputError(f"--engine: {e}") from None
     targets = {spec: models.load(spec, args.device, args.dtype) for spec in args.model or [models.EMBEDDED]}
-    service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights))
+    service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights), engines)
     for target in service.targets.values():
         for spec in args.draft:
             target.draft(spec)

@@ -23,6 +23,14 @@ class TraceError(ValueError):
     """A trace file or object that is not a valid paradec trace."""
 
 
+def tokens_per_forward(tokens: int, forwards: int) -> float:
+    """THE τ: tokens committed per target forward, the bonus token included (AR = 1.00). An engine's
+    counters give it too: each verify step commits its accepted drafts and one token of the target's,
+    so (steps + accepted) / steps = 1 + accepted / steps, what vLLM and SGLang call the mean
+    acceptance length."""
+    return tokens / max(1, forwards)
+
+
 def speedup(tokens: int, seconds: float, ar_tokens: int, ar_seconds: float) -> float:
     """THE speedup, used by bench, its CSV and every page: the method's decoding throughput over AR's,
     (tokens / seconds) / (AR tokens / AR seconds), both decoded in the same process from the same
@@ -122,7 +130,7 @@ class Trace:
     @property
     def tau(self) -> float:
         """Tokens per target forward, bonus token included (AR = 1.00)."""
-        return self.new_tokens / max(1, self.target_forwards)
+        return tokens_per_forward(self.new_tokens, self.target_forwards)
 
     @property
     def acceptance_rate(self) -> float:

@@ -61,6 +61,8 @@ def machine(report: dict) -> str:
 
 
 def show(report: dict) -> None:
+    if report.get("example"):
+        st.warning(report["example"], icon=":material/science:")
     st.caption(machine(report))
     header("Speedup against paradec's AR, same run", MEASURED)
     chart(plots.speedup_figure(report), "bench.speedup")
@@ -78,7 +80,10 @@ def show(report: dict) -> None:
         chart(plots.tau_scatter(report), "bench.scatter")
     st.caption("Speedup divides tokens/s by AR's over the same prompts in the same process; Hugging Face's "
                "peers (hf_*) report no forward count, so no τ. Points under the diagonal pay for drafting and "
-               "for verify passes dearer than an AR step; under 1× they lose.")
+               "for verify passes dearer than an AR step; under 1× they lose."
+               + (f" Engine rows ({', '.join(report['engines'])}) divide by their own baseline URL's tokens/s, the "
+                  "same model served without speculation, not by paradec's AR: see the Production engine page."
+                  if report.get("engines") else ""))
     with st.expander("Every category"):
         st.dataframe(bench_report.csv_rows(report)[len(report["methods"]):], hide_index=True)
 

@@ -9,10 +9,13 @@ import os
 import re
 from urllib.parse import urlsplit
 
+from paradec.production import config as engine_config
+
 BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
 MODELS = "PARADEC_MODELS"  # comma-separated hub ids or folders offered besides the embedded model
 DRAFTS = "PARADEC_DRAFTS"  # drafts offered besides trained and self:N
 WEIGHTS = "PARADEC_WEIGHTS"  # Medusa heads, EAGLE heads, adapters offered besides the shipped ones
+ENGINE = engine_config.ENV  # a production engine peer (vLLM, SGLang) the Production engine page asks
 EMBEDDED = "embedded"
 SELF_DRAFT = re.compile(r"self:\d{1,3}")  # the target's own first N layers: nothing to read
 
@@ -32,6 +35,15 @@ def backend() -> str:
     if url and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
         raise Refused(f"{BACKEND} must be an http(s) URL such as http://gpu-box:8765, got {url[:80]!r}")
     return url
+
+
+def engine() -> engine_config.Peer | None:
+    """The operator's engine peer (KIND=URL[,model=..][,method=..][,baseline=URL]), None for none; a typo
+    is refused whole, as the backend's is."""
+    try:
+        return engine_config.from_env()
+    except engine_config.EngineError as e:
+        raise Refused(f"{ENGINE}: {e}") from None
 
 
 def models(fetched: list[str] = ()) -> list[str]:

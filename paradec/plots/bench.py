@@ -50,7 +50,8 @@ def tau_scatter(report: dict, height: int = 300) -> go.Figure:
     fig = go.Figure()
     top = 1.0
     for name in report["methods"]:
-        pts = [(c, g[name]) for c, g in report["categories"].items() if g.get(name, {}).get("tau") is not None]
+        pts = [(c, g[name]) for c, g in report["categories"].items()
+               if g.get(name, {}).get("tau") is not None and g[name]["speedup"] is not None]
         if not pts or name == "ar":
             continue
         top = max([top] + [m["tau"] for _, m in pts] + [m["speedup"] for _, m in pts])

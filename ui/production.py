@@ -1,0 +1,176 @@
+"""The Production engine page's parts: a results file of `bench --peers vllm=...` (shipped in
+assets/bench) or a live prompt on the operator's engine, drawn as paradec's matching method beside
+the engine: τ, acceptance per position and speedup, and the two step traces in one player."""
+from __future__ import annotations
+
+import streamlit as st
+
+from paradec import bench_report
+from paradec.plots import bench as plots
+from paradec.plots import kpis
+from paradec.plots.arena import bars_figure
+from paradec.plots.style import FROM_RUN, MEASURED
+from paradec.plots.tokens import stream_html
+from paradec.production import workload
+from paradec.production.config import EngineError, Peer
+from paradec.trace import Trace
+
+from . import live, offered, player
+from .bench import BENCH_DIR
+from .presets import DEFAULT_DRAFT
+from .sidebar import current
+from .style import chart, header
+
+NS = "production"
+HOW_TO = ("python -m paradec bench --methods eagle3 --split heldout --per-category 1 --peers "
+          "vllm=http://gpu-box:8000,method=eagle3,baseline=http://gpu-box:8001 --out assets/bench/NAME.json")
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _load(path: str, mtime: float) -> dict:  # mtime in the key: a rewritten file is re-read
+    return bench_report.load(path)
+
+
+def pick() -> dict | None:
+    """The comparison to show: this session's live run, or a shipped results file with an engine in it."""
+    found = {}
+    for f in sorted(BENCH_DIR.glob("*.json")):
+        try:
+            report = _load(str(f), f.stat().st_mtime)
+        except bench_report.ResultsError as e:
+            st.error(str(e))
+            continue
+        if report.get("engines"):
+            found[f.stem] = report
+    if st.session_state.get(f"{NS}.live"):
+        found["live run (this session)"] = st.session_state[f"{NS}.live"]
+    if not found:
+        st.info(f"No results with an engine are shipped (assets/bench). Make one on a GPU machine with:\n\n`{HOW_TO}`")
+        return None
+    if st.session_state.pop(f"{NS}.show_live", False):  # set below the selectbox: applied before it is drawn
+        st.session_state[f"{NS}.file"] = "live run (this session)"
+    return found[st.selectbox("Results", list(found), key=f"{NS}.file")]
+
+
+def _rows(report: dict, name: str, e: dict) -> list[dict]:
+    """paradec's matching method, the engine and its baseline, as one table."""
+    rows = []
+    pairs = [(e.get("matching"), "paradec's AR"), (name, f"{name}_baseline"), (f"{name}_baseline", "itself")]
+    for row, against in pairs:
+        m = report["methods"].get(row or "")
+        if m:
+            rows.append({"run": row, "τ": m["tau"], "acceptance": m["acceptance_rate"], "speedup": m["speedup"],
+                         "speedup against": against, "tokens/s": m["tokens_per_s"],
+                         "identical": m["identical_runs"], "runs": m["runs"]})
+    return rows
+
+
+def show(report: dict) -> None:
+    if report.get("example"):
+        st.warning(report["example"], icon=":material/science:")
+    for name, e in report["engines"].items():
+        st.caption(f"{e['kind']} serving `{e['model']}` with method **{e['method'] or 'not given'}** "
+                   f"(paradec's match: **{e.get('matching') or 'none'}**) · figures from {e['source']} · "
+                   f"{report['prompts']} prompts, {report['max_new_tokens']} new tokens, temperature "
+                   f"{report['temperature']} · paradec on {report['model']}")
+        for note in e.get("notes", []):
+            st.caption(f"⚠ {note}")
+        if "accept_length_server_life" in e:
+            st.metric(f"{name}: avg_spec_accept_length (cumulative over the server's life)",
+                      f"{e['accept_length_server_life']:.2f}")
+        _figures(report, name, e)
+        if e.get("trace"):
+            _steps(Trace.from_dict(e["trace"]), e.get("paradec_trace") and Trace.from_dict(e["paradec_trace"]))
+
+
+def _figures(report: dict, name: str, e: dict) -> None:
+    header("Side by side", FROM_RUN, MEASURED)
+    st.dataframe(_rows(report, name, e), hide_index=True)
+    pair = {m: report["methods"][m] for m in (e.get("matching"), name) if m in report["methods"]}
+    left, right = st.columns(2)
+    with left:
+        header("τ: tokens per target forward, bonus included", FROM_RUN)
+        chart(bars_figure({m: v["tau"] for m, v in pair.items() if v["tau"] is not None}, "τ (AR = 1.00)"),
+              f"{NS}.tau.{name}")
+    with right:
+        header("Acceptance per draft position", FROM_RUN)
+        chart(plots.positions_figure({"methods": pair}), f"{NS}.positions.{name}")
+
+
+def _steps(engine: Trace, mine: Trace | None) -> None:
+    """Both runs of the first prompt, one step at a time: the engine's counts beside paradec's tokens."""
+    header("Step by step: the first prompt on both", FROM_RUN)
+    n = max(len(engine.steps), len(mine.steps) if mine else 0)
+    i = player.controls(NS, n)
+    cols = st.columns(2)
+    for col, (who, t) in zip(cols, [(engine.method, engine), (mine and mine.method, mine)]):
+        with col:
+            if t is None:
+                st.info("No paradec run of the matching method on this prompt.")
+                continue
+            j = min(i, len(t.steps) - 1)
+            st.markdown(f"**{who}**: step {j + 1} of {len(t.steps)}, {len(t.steps[j].accepted)} of "
+                        f"{len(t.steps[j].nodes)} drafts accepted, running τ {kpis.running_tau(t, j):.2f}")
+            chart(kpis.tokens_figure(t, j), f"{NS}.fig.tokens.{who}")
+    with cols[0]:
+        st.caption("The engine reports how many it drafted and accepted each step, not which tokens: no text, "
+                   "no tree, no p or q. Its prefill forward (the first token) is no step of its arrays.")
+    if mine:
+        with cols[1]:
+            st.html(stream_html(mine, min(i, len(mine.steps) - 1), True))
+
+
+def configured() -> Peer | None:
+    """The operator's engine (PARADEC_ENGINE), shown; an error box for a malformed one."""
+    try:
+        peer = offered.engine()
+    except offered.Refused as e:
+        st.error(str(e))
+        return None
+    if peer is None:
+        st.caption(f"No engine is configured: the operator names one in {offered.ENGINE} "
+                   "(e.g. vllm=http://gpu-box:8000,method=eagle3,baseline=http://gpu-box:8001).")
+        return None
+    st.markdown(f"**Live**: the operator's {peer.kind} engine serves method **{peer.method or 'not given'}**"
+                f"{', with a baseline URL' if peer.baseline else ''}. Run the sidebar's prompt on it and on paradec's "
+                f"**{peer.matching or 'AR only'}**.")
+    return peer
+
+
+def live_run() -> None:
+    peer = configured()
+    if peer is None or not st.button("Run this prompt on the engine and in paradec", key=f"{NS}.run",
+                                     icon=":material/play_circle:"):
+        return
+    try:
+        with st.spinner("asking the engine, then decoding in paradec…"):
+            st.session_state[f"{NS}.live"] = _compare(peer)
+        st.session_state[f"{NS}.show_live"] = True
+        st.rerun()
+    except EngineError as e:
+        st.error(str(e))
+    except live.errors() as e:
+        st.error(str(e))
+
+
+def _compare(peer: Peer) -> dict:
+    """The sidebar's prompt on the engine (and its baseline) and on paradec (AR and the matching method),
+    as a results report of one prompt."""
+    s = current()
+    settings = {"max_new_tokens": s.max_new_tokens, "temperature": s.temperature, "top_p": s.top_p, "top_k": 0,
+                "seed": s.seed}
+    got = workload.one(peer, s.prompt, settings)
+    methods = ["ar"] + ([peer.matching] if peer.matching else [])
+    keys = {m: live.key(s, m, {}, DEFAULT_DRAFT if m == "sps" else None) for m in methods}
+    traces = live.run_set(keys)
+    row = {"id": 1, "category": "this prompt", "prompt": s.prompt}
+    runs = {m: [(row, bench_report.record(t))] for m, t in traces.items()}
+    runs[peer.name] = [(row, got["record"])]
+    if got["baseline"]:
+        runs[f"{peer.name}_baseline"] = [(row, got["baseline"])]
+    header_ = {"model": s.model, "max_new_tokens": s.max_new_tokens, "temperature": s.temperature}
+    report = bench_report.aggregate(runs, [row], header_)
+    mine = traces.get(peer.matching)
+    report["engines"] = {peer.name: {**got["section"], "trace": got["trace"],
+                                     "paradec_trace": mine.to_dict() if mine else None}}
+    return report
