@@ -15,10 +15,9 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods
+from . import bench_report, machine, methods, models
 from .production import config as engine_config
 from .production import workload
-from .cli import draft_spec, load_models
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
@@ -85,9 +84,9 @@ def bench_command(args) -> int:
         raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     engines = _engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
-    spec = draft_spec(args, any(methods.needs_draft_model(m) for m, _ in names.values()))
+    spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
     peers = _peer_names(args, spec)
-    target, draft = load_models(args, spec)
+    target, draft = models.load_pair(args.model, args.device, args.dtype, spec)
     report = bench(target, draft, names, peers, rows, args, engines)
     if args.out:
         try:

@@ -124,27 +124,9 @@ def read_prompt_file(path: str) -> str:
         raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
 
 
-def draft_spec(args, needs_draft: bool) -> str | None:
-    """--draft, or for a method that needs one on the embedded model, its trained draft.
-    Fails before any weights are read when another target comes without a draft."""
-    from .models import default_draft
-
-    spec = args.draft or (default_draft(args.model) if needs_draft else None)
-    if needs_draft and not spec:
-        raise methods.InputError("sps needs a draft model for this target (--draft ID_OR_PATH or self:N)")
-    return spec
-
-
-def load_models(args, draft: str | None):
-    """Target and (when a spec is given) draft."""
-    from .models import load, load_draft
-
-    target = load(args.model, args.device, args.dtype)
-    return target, load_draft(draft, target) if draft else None
-
-
 def _run(args) -> int:
     from . import lora
+    from .models import draft_for, load_pair
     from .run import run, validate
 
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
@@ -152,8 +134,8 @@ def _run(args) -> int:
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
-    spec = draft_spec(args, methods.needs_draft_model(args.method))
-    target, draft = load_models(args, spec)
+    spec = draft_for(args.draft, args.model, methods.needs_draft_model(args.method))
+    target, draft = load_pair(args.model, args.device, args.dtype, spec)
     target = lora.target_for(target, args.method, params)  # cllm: a fine-tuned copy of the target
     if methods.lossy(args.method, params):  # once what it runs on is loaded: an error says only the error
         print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)

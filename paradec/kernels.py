@@ -45,7 +45,7 @@ def kernel():
 def _load():
     from torch.utils.cpp_extension import load
 
-    from .models import cache_dir
+    from .cache import cache_dir
 
     folder = cache_dir() / "kernels" / _name()
     with _building:

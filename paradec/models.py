@@ -11,7 +11,6 @@ import gc
 import importlib.util
 import json
 import logging
-import os
 import shutil
 import tempfile
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from .cache import cache_dir
 from .drafters.base import first_line
 from .presets import device_info, dtype_for
 
@@ -102,11 +102,6 @@ def pick_dtype(device: str, dtype: str | None = None) -> str:
     return dtype_for(device_info(device))
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "paradec"
-
-
 def load(spec: str | None = None, device: str | None = None, dtype: str | None = None, fast: bool = True) -> Loaded:
     """Load a causal LM and its tokenizer: 'embedded' (default), a hub id or a local folder. fast: decode
     with paradec's lean CPU forward where it applies (with_fast); False: the model's own forward."""
@@ -170,6 +165,21 @@ def load_draft(spec: str, target: Loaded) -> Loaded:
     except ValueError:
         raise ModelError(f"draft {spec!r}: expected self:N with N a number of layers") from None
     return truncated(target, layers)
+
+
+def draft_for(draft: str | None, model: str | None, needs_draft: bool) -> str | None:
+    """The draft a run loads: the one named, or for a method that needs one on the embedded model, its trained
+    draft. Fails before any weights are read when another target comes without a draft."""
+    spec = draft or (default_draft(model) if needs_draft else None)
+    if needs_draft and not spec:
+        raise ModelError("sps needs a draft model for this target (--draft ID_OR_PATH or self:N)")
+    return spec
+
+
+def load_pair(model: str | None, device: str | None, dtype: str | None, draft: str | None) -> tuple:
+    """The target and, when a draft is named, the draft: what the CLI's run and bench decode with."""
+    target = load(model, device, dtype)
+    return target, load_draft(draft, target) if draft else None
 
 
 def default_draft(model_spec: str | None) -> str | None:

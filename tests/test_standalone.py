@@ -1,7 +1,9 @@
 """The repository stands alone: a clone with nothing beside it runs, builds and tests. No code,
-Makefile, README, Dockerfile, script or test names a path outside the repository's own folder."""
+Makefile, README, Dockerfile, script or test names a path outside the repository's own folder, and its
+modules import one another without circles."""
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +45,10 @@ def test_the_check_catches_what_it_should():
     assert all(any(p.search(s) for p in OUTSIDE) for s in bad)
     assert not any(p.search(s) for p in OUTSIDE for s in good)
 
+
+
+def test_no_import_circles():
+    """cli, bench, serve, the app's live mode and the scripts stand side by side over the library."""
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "import_cycles.py"), "paradec", "ui"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "no cycles", out.stdout + out.stderr

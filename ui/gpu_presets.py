@@ -11,8 +11,9 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from paradec import presets
 from paradec.hub import HubError
 
+from . import offered
+
 NONE = "none"
-READY = "sb.gpu_ready"  # (preset name, role -> local folders) once fetched
 MODEL_KEY = "sb.model"  # the sidebar's target model input
 PENDING = "sb.gpu_model"  # a fetched preset's target, for the model input on the next run
 
@@ -22,16 +23,6 @@ def use_fetched_model() -> None:
     drawn (streamlit refuses to change a widget's value once it is drawn in a run)."""
     if PENDING in st.session_state:
         st.session_state[MODEL_KEY] = st.session_state.pop(PENDING)
-
-
-def fetched() -> dict[str, list[str]]:
-    """What this session fetched from a preset (the code's list, never a visitor's words), offered to
-    its live runs: "model" -> the target's hub id, each other role -> its local folders."""
-    ready = st.session_state.get(READY)
-    preset = next((p for p in presets.PRESETS if ready and p.name == ready[0]), None)
-    if preset is None:
-        return {}
-    return {"model": [preset.target.repo], **ready[1]}
 
 
 def render() -> None:
@@ -50,7 +41,7 @@ def render() -> None:
     preset, profile = fit[name], presets.device_profile(info)
     st.caption(f"needs ~{preset.memory_bytes / 2**30:.0f} of {info.memory_bytes / 2**30:.0f} GiB in {profile.dtype}; "
                f"for {', '.join(preset.methods)}" + (f". {preset.note}" if preset.note else ""))
-    ready = st.session_state.get(READY)
+    ready = st.session_state.get(offered.READY)
     if ready and ready[0] == name:
         st.caption(_usage(ready[1], profile))
     elif st.button("Download and use", key="sb.gpu_fetch"):
@@ -65,7 +56,7 @@ def _fetch(live, preset: presets.Preset) -> None:
         bar.empty()
         st.error(str(e))
         return
-    st.session_state[READY] = (preset.name, folders)
+    st.session_state[offered.READY] = (preset.name, folders)
     st.session_state[PENDING] = preset.target.repo
     st.rerun()
 

@@ -19,8 +19,8 @@ import streamlit as st
 from paradec.lanes import Lane, QueueFull
 from paradec.trace import Trace
 
-from . import gpu_presets, offered, remote
-from .sidebar import Settings
+from . import offered, remote
+from .settings import Settings
 
 MAX_RESULTS = 32  # live traces kept per process
 WAITING = 16  # live runs that may wait per model behind the running one
@@ -110,7 +110,7 @@ def key(s: Settings, method: str, params: dict, draft: str | None) -> Key:
 def _check_offered(model: str, method: str, params: dict, draft: str | None) -> None:
     from paradec import methods
 
-    got = gpu_presets.fetched()
+    got = offered.fetched()
     offered.check_model(model, got.get("model", []))
     if draft:
         offered.check_draft(draft, got.get("draft", []))
@@ -230,7 +230,7 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
 
     if s.backend:
         raise remote.BackendError("the small benchmark runs in this process, and this app sends live runs to a backend")
-    offered.check_model(s.model, gpu_presets.fetched().get("model", []))
+    offered.check_model(s.model, offered.fetched().get("model", []))
     device, dtype = _device()
     k = ("bench", s.model, device, dtype, tuple(prompts.items()), s.max_new_tokens, s.temperature, s.top_p, s.seed)
     hit = cached(k)

@@ -2,13 +2,16 @@
 where live runs go, and which models, drafts and weights a visitor may pick. Visitors and links
 choose among these; nothing a visitor types becomes a URL, a path or a hub id that this process
 opens (on a hosted Space that would reach the host's network and fill its disk). The GPU presets
-(paradec.presets, the code's own list) add what a session fetched from them. Standard library only."""
+(paradec.presets, the code's own list) add what a session fetched from them (its session state)."""
 from __future__ import annotations
 
 import os
 import re
 from urllib.parse import urlsplit
 
+import streamlit as st
+
+from paradec import presets
 from paradec.production import config as engine_config
 
 BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
@@ -68,3 +71,16 @@ def check_weights(named: dict[str, str], fetched: list[str] = ()) -> None:
         if value not in _listed(WEIGHTS) and value not in fetched:
             raise Refused(f"{name} {value[:80]!r} is not offered here: the shipped weights, or ones the operator "
                           f"lists in {WEIGHTS}")
+
+
+READY = "sb.gpu_ready"  # (preset name, role -> local folders) once ui.gpu_presets fetched a preset
+
+
+def fetched() -> dict[str, list[str]]:
+    """What this session fetched from a preset (the code's list, never a visitor's words), offered to
+    its live runs: "model" -> the target's hub id, each other role -> its local folders."""
+    ready = st.session_state.get(READY)
+    preset = next((p for p in presets.PRESETS if ready and p.name == ready[0]), None)
+    if preset is None:
+        return {}
+    return {"model": [preset.target.repo], **ready[1]}

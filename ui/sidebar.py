@@ -2,31 +2,18 @@
 app.py draws it on every run; pages read the result with current()."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import streamlit as st
 
 from . import classroom, gpu_presets, offered
 from .presets import CUSTOM, PRESETS
+from .settings import Settings
 
 KEY = "_settings"
 LIMITS = {"temperature": (0.0, 1.5), "top_p": (0.05, 1.0), "max_new": (8, 256), "seed": (0, 2**31 - 1)}
 
 
-@dataclass(frozen=True)
-class Settings:
-    model: str  # 'embedded', a hub id or a local folder
-    prompt: str
-    temperature: float
-    top_p: float
-    max_new_tokens: int
-    seed: int
-    live: bool  # False: replay recorded traces; True: run the model on these settings
-    backend: str = ""  # URL of `python -m paradec serve` that runs live traces ("": this process); the operator's
-
-
 def render() -> Settings:
-    models = offered.models(gpu_presets.fetched().get("model", []))
+    models = offered.models(offered.fetched().get("model", []))
     classroom.apply_sidebar(PRESETS, CUSTOM, LIMITS, models)  # a classroom link, before the widgets it fills
     with st.sidebar:
         gpu_presets.use_fetched_model()
