@@ -4,8 +4,8 @@ import streamlit as st
 
 from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows, winner
 from paradec.plots.style import FROM_RUN, MEASURED
-from paradec.tree import MEDUSA_TREES
 from paradec.trace import Trace
+from paradec.tree import MEDUSA_TREES
 from ui import draft_length, sizing
 from ui.page import method_page
 from ui.style import chart, header

@@ -16,9 +16,9 @@ from pathlib import Path
 import torch
 
 from . import bench_report, machine, methods, models
+from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
-from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 

@@ -20,8 +20,12 @@ def download(model: Model, progress: Progress | None = None, token: str | None =
     """The model's files in the local hub cache (downloaded if missing); returns its folder.
     token=None uses the login or HF_TOKEN, as huggingface_hub does."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError, OfflineModeIsEnabled
-    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+    )
 
     try:
         return Path(snapshot_download(model.repo, allow_patterns=list(model.files), token=token, cache_dir=cache_dir,

@@ -38,6 +38,7 @@ def tiny_loaded(tokenizer):
     """A tiny random Llama over the embedded tokenizer's vocabulary, as paradec.models.load gives it (with
     the fast CPU forward)."""
     from paradec.models import Loaded, with_fast
+
     from helpers import tiny_model
 
     return with_fast(Loaded(tiny_model(vocab_size=len(tokenizer)), tokenizer, "tiny", "cpu", "float32"))

@@ -9,6 +9,7 @@ from paradec.trace import TraceError
 from ui import sources
 
 from helpers import APP, tiny_model
+
 METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py",
                 "pages/early_exit.py", "pages/mirror.py"]
 

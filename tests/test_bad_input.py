@@ -10,13 +10,13 @@ from streamlit.testing.v1 import AppTest
 
 from paradec import tree
 from paradec.drafters import eagle_head, medusa_heads
-from helpers import tiny_model
 from tests.test_cli import assert_one_line_error, cli
 from ui.presets import CUSTOM
 
+from helpers import APP
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-from helpers import APP
 DEEP = "[" * 100_000 + "]" * 100_000
 WIDE = json.dumps([[0, r] for r in range(tree.MAX_NODES)])  # MAX_NODES + 1 nodes with the implied [0]
 

@@ -6,11 +6,11 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from helpers import APP
-
 from paradec import bench_report
 from paradec.cli import main
 from ui import bench as ui_bench
+
+from helpers import APP
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -15,9 +15,10 @@ import pytest
 import torch
 
 from paradec.cli import main
-from helpers import tiny_model
 from paradec.run import MAX_NEW_TOKENS, MAX_PROMPT_CHARS
 from paradec.trace import Trace
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -13,11 +13,12 @@ from paradec import cli, lora
 from paradec.drafters.base import Drafter
 from paradec.engine import decode
 from paradec.methods import InputError
-from paradec.models import Loaded, ModelError
-from helpers import APP, tiny_model
+from paradec.models import ModelError
 from paradec.run import run
 from paradec.sampling import Sampler
 from paradec.train import cllm as train_cllm
+
+from helpers import APP, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

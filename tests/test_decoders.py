@@ -19,9 +19,12 @@ from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
-from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.trace import Trace
+
+from helpers import tiny_model
+
+GREEDY = Sampler()  # frozen: one instance serves every default
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -48,7 +51,7 @@ def models():
     return {"target": target, "self": target, "never": never, "other": _sharp(tiny_model(V, seed=1))}
 
 
-def generate(model, drafter, prompt, n, eos=frozenset(), sampler=Sampler()):
+def generate(model, drafter, prompt, n, eos=frozenset(), sampler=GREEDY):
     steps = list(decode(model, drafter, prompt, n, sampler, None, set(eos)))
     return [t for s in steps for t in s.tokens], steps
 
@@ -255,7 +258,7 @@ def test_sps_drafts_the_draft_models_own_greedy_continuation(models):
         drafter = SpeculativeSampling(models[draft], k=3, draft_length=schedule)
         seen, propose = [], drafter.propose
 
-        def spy(ctx, sampler, gen):
+        def spy(ctx, sampler, gen, propose=propose, seen=seen):  # this iteration's drafter
             d = propose(ctx, sampler, gen)
             seen.append((list(ctx), d.tokens))
             return d

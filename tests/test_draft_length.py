@@ -12,11 +12,12 @@ from paradec.drafters.base import Drafter
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.engine import decode
 from paradec.models import load_draft
-from helpers import APP, tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 from paradec.train.stop import auc, fit, predict
+
+from helpers import APP, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -181,7 +182,7 @@ def test_the_comparison_figures_on_the_recorded_runs():
     runs = {r: sources.load(files[r]) for r in RULES}
     assert len({t.prompt for t in runs.values()}) == 1
     assert set(plots.lengths(runs["fixed"])) == {runs["fixed"].params["k"]}
-    for name, t in runs.items():
+    for t in runs.values():
         assert plots.lengths(t) == [len(s.nodes) for s in t.steps]
     rows = plots.rows(runs)
     assert [r["rule"] for r in rows] == list(RULES) and all(r["τ"] >= 1 for r in rows)

@@ -13,8 +13,9 @@ from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa
 from paradec.engine import decode
-from helpers import APP, tiny_model
 from paradec.sampling import Sampler
+
+from helpers import APP, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -174,6 +175,7 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
     """The first three tokens against plain autoregressive sampling's exact distribution (as test_eagle's):
     the rule shapes the draft from q alone, and the verifier's rejection stays exact."""
     from test_eagle import _sample
+
     from stats import ALPHA, exact_joint, gof_pvalue
 
     model = tiny_model(16, seed=0, layers=2, hidden=32)

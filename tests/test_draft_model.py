@@ -13,8 +13,8 @@ from paradec.drafters.subset import SUBSET_KEY
 from paradec.models import TRAINED, default_draft, load_draft
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
-from paradec.train.draft import train
 from paradec.train.answers import generate_shards
+from paradec.train.draft import train
 from paradec.train.selfdistill import frequent_tokens, load_shards
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -121,8 +121,9 @@ def test_a_draft_with_a_smaller_embedding_table(tiny_loaded):
     zeros, greedy output equals AR and sampling runs; a larger table is refused."""
     from paradec.methods import InputError
     from paradec.models import Loaded
-    from helpers import tiny_model
     from paradec.run import run
+
+    from helpers import tiny_model
 
     tok, vocab = tiny_loaded.tokenizer, tiny_loaded.model.config.vocab_size
     small = Loaded(tiny_model(vocab - 16, seed=1), tok, "small", "cpu", "float32")

@@ -11,10 +11,13 @@ from paradec import tree
 from paradec.drafters import eagle_head
 from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
-from paradec.engine import decode
-from helpers import tiny_model
-from paradec.sampling import Sampler
 from paradec.drafters.eagle_head import fuse_layers
+from paradec.engine import decode
+from paradec.sampling import Sampler
+
+from helpers import tiny_model
+
+GREEDY = Sampler()  # frozen: one instance serves every default
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -45,7 +48,7 @@ def saved(head, target, tmp_path, name="h") -> str:
     return str(tmp_path / name)
 
 
-def generate(model, drafter, n=30, sampler=Sampler(), gen=None):
+def generate(model, drafter, n=30, sampler=GREEDY, gen=None):
     steps = list(decode(model, drafter, PROMPT, n, sampler, gen))
     return [t for s in steps for t in s.tokens], steps
 

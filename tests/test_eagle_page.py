@@ -8,14 +8,14 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from helpers import APP
-
 from paradec import methods, run
 from paradec.drafters import eagle_head
 from paradec.drafters.eagle import TREES
 from paradec.plots import eagle as plots
 from paradec.trace import Node, Step, Trace
 from ui import sources
+
+from helpers import APP
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,8 +10,8 @@ from paradec.drafters.eagle import Eagle2, Eagle3
 from paradec.engine import decode
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
-from paradec.train.eagle import loss_of
 from paradec.train.answers import generate_shards
+from paradec.train.eagle import loss_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -9,10 +9,11 @@ from paradec.drafters.early_exit import SHIPPED, EarlyExit
 from paradec.engine import decode
 from paradec.methods import InputError, make_drafter
 from paradec.models import Loaded
-from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 PROMPT = [1, 5, 9, 13, 2]

@@ -5,7 +5,7 @@ tokens through it equal AR's through it."""
 import pytest
 import torch
 
-from paradec import kernels, methods, verify
+from paradec import kernels, verify
 from paradec.drafters.base import Draft, Drafter
 from paradec.engine import decode
 from paradec.fast import Cache, FastTarget

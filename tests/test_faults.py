@@ -10,8 +10,9 @@ import torch
 
 from paradec import methods
 from paradec.engine import decode
-from helpers import tiny_model
 from paradec.sampling import Sampler
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -26,9 +26,10 @@ from paradec.drafters.draft_length import SCHEDULES
 from paradec.drafters.jacobi import INITS
 from paradec.engine import decode
 from paradec.models import Loaded, truncated
-from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.trace import Trace
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

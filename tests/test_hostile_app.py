@@ -10,13 +10,13 @@ import time
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
-
-from hostile_traces import ODD, build
-from paradec.trace import Trace
 from test_serve import start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
+
+from paradec.trace import Trace
 from ui import offered, remote, sources
 
 from helpers import APP
+from hostile_traces import ODD, build
 
 
 def page_of(method: str) -> tuple[str, dict]:

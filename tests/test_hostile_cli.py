@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import save_file
+from test_cli import assert_one_line_error, cli
+from test_safety import _cache, fake_gguf  # noqa: F401 (fixture: the GGUF conversion on a tiny model)
 
 from paradec import files, models
 from paradec.drafters import medusa_heads
 from paradec.drafters.pld import PromptLookup
 from paradec.sampling import Sampler
 from paradec.trace import Trace, TraceError
-from test_cli import assert_one_line_error, cli
-from test_safety import _cache, fake_gguf  # noqa: F401 (fixture: the GGUF conversion on a tiny model)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

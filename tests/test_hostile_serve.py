@@ -14,11 +14,11 @@ import time
 import pytest
 import torch
 from safetensors.torch import save_file
+from test_serve import get, post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import methods, models, serve
+from paradec import methods, serve
 from paradec.drafters import medusa_heads
 from paradec.lanes import Lane
-from test_serve import get, post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_fuzz import setup  # noqa: F401 (fixture: a tiny target, its self:1 draft, random heads)
 
-from hostile_traces import BROKEN, ODD, build
 from paradec import methods
 from paradec.engine import decode
 from paradec.sampling import Sampler
 from paradec.trace import Trace, TraceError
-from test_fuzz import setup  # noqa: F401 (fixture: a tiny target, its self:1 draft, random heads)
+
+from hostile_traces import BROKEN, ODD, build
 
 
 @pytest.mark.parametrize("name", BROKEN)

@@ -5,16 +5,17 @@ import itertools
 
 import pytest
 import torch
-from paradec.targets import HFCache as DynamicCache
 
 from paradec.drafters.base import Draft, Drafter
 from paradec.drafters.jacobi import INITS, Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.engine import decode
-from helpers import tiny_model
 from paradec.sampling import Sampler
+from paradec.targets import HFCache as DynamicCache
 from paradec.tree import ancestors, mask_rows
 from paradec.verify import target_forward
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

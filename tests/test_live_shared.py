@@ -10,11 +10,10 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-
-from paradec import models, run
 from test_app import labels, live_app
 from test_serve import start, tiny, untimed  # noqa: F401 (fixtures: a loopback service on the tiny model)
+
+from paradec import models, run
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = [  # (method, params, draft, prompt, temperature)

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 import pytest
 import torch
 import uvicorn
+from test_serve import REQUESTS, _free_port, alone, get, post, tiny, untimed  # noqa: F401 (tiny: a fixture)
 
 from paradec import models, run, serve
 from paradec.trace import Trace
-from test_serve import REQUESTS, _free_port, alone, get, post, tiny, untimed  # noqa: F401 (tiny: a fixture)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -9,11 +9,14 @@ import torch
 from paradec import tree
 from paradec.drafters import medusa_heads
 from paradec.drafters.base import Draft, Drafter
-from paradec.drafters.medusa import SHIPPED, TREES, Medusa
+from paradec.drafters.medusa import SHIPPED, Medusa
 from paradec.engine import decode
-from helpers import tiny_model
 from paradec.sampling import Sampler
 from paradec.verify import accept
+
+from helpers import tiny_model
+
+GREEDY = Sampler()  # frozen: one instance serves every default
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -45,7 +48,7 @@ def saved(heads, tmp_path, name="h") -> str:
     return str(folder)
 
 
-def generate(model, drafter, n=30, sampler=Sampler(), gen=None, prompt=PROMPT):
+def generate(model, drafter, n=30, sampler=GREEDY, gen=None, prompt=PROMPT):
     steps = list(decode(model, drafter, prompt, n, sampler, gen))
     return [t for s in steps for t in s.tokens], steps
 

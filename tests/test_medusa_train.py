@@ -10,8 +10,8 @@ from paradec.cli import main as cli_main
 from paradec.drafters import medusa_heads
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
-from paradec.train.medusa import best_tree, positions, to_subset
 from paradec.train.answers import generate_shards
+from paradec.train.medusa import best_tree, positions, to_subset
 from paradec.train.selfdistill import frequent_tokens
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 import torch
+from test_load import serving
+from test_serve import post, untimed
 from transformers import Cache
 
 from paradec import cli, models, run, serve
 from paradec.run import OUT_OF_MEMORY, OutOfMemory
-from test_load import serving
-from test_serve import post, untimed
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

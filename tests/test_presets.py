@@ -6,6 +6,7 @@ import pytest
 
 from paradec import hub, presets
 from paradec.presets import DeviceInfo, Model
+
 from helpers import APP
 
 GiB = 2**30

@@ -11,7 +11,7 @@ import pytest
 
 from paradec import bench_report
 from paradec.cli import main
-from paradec.production import config, sglang, steps, vllm, workload
+from paradec.production import config, steps, vllm, workload
 from paradec.production.config import EngineError
 from paradec.trace import Trace
 from tools.standin_engine import Running, StandIn

@@ -8,11 +8,11 @@ import socket
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from helpers import APP
-
 from paradec import bench_report
 from tools.standin_engine import Running, StandIn
 from ui import bench as ui_bench
+
+from helpers import APP
 
 EXAMPLE = ui_bench.BENCH_DIR / "vllm-format-example.json"
 

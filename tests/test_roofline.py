@@ -6,14 +6,14 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from helpers import APP
-
 from paradec import machine, roofline, speccost
 from paradec.plots import roofline as plots
 from paradec.plots.style import COLORS
 from paradec.roofline import HARDWARE, MODELS
 from paradec.trace import Trace
 from ui import sources
+
+from helpers import APP
 
 H100 = HARDWARE["H100 SXM"]
 LLAMA2 = MODELS["Llama-2-7B / Vicuna-7B"]

@@ -22,18 +22,19 @@ import pytest
 import torch
 
 import paradec.verify
+from paradec.draft_model import SubsetDraft
 from paradec.drafters.base import Draft
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.drafters.subset import VocabSubset
-from paradec.draft_model import SubsetDraft
 from paradec.engine import decode
-from helpers import tiny_model
-from stats import ALPHA, chi2_sf, exact_joint, gof_pvalue, two_sample_pvalue
 from paradec.sampling import Sampler, residual
 from paradec.verify import accept
+
+from helpers import tiny_model
+from stats import ALPHA, chi2_sf, exact_joint, gof_pvalue, two_sample_pvalue
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -11,10 +11,10 @@ import time
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from test_serve import untimed
 
 from paradec import models, run
 from paradec.lanes import Lane
-from test_serve import untimed
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -69,7 +69,7 @@ def test_sampled_trace_records_the_acceptance_test(traces):
 
 
 def test_metrics_of_real_runs(traces):
-    for name, t in traces.items():
+    for t in traces.values():
         assert t.new_tokens == len(t.token_ids) == sum(len(s.tokens) for s in t.steps)
         assert t.target_forwards == len(t.steps)  # one verify pass per step
         assert t.tau == pytest.approx(t.new_tokens / t.target_forwards)

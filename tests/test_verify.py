@@ -3,13 +3,14 @@ running each root-to-node path alone, KV compaction against recomputation, and g
 acceptance on hand-made logits. (Sampling acceptance is in test_sampling.py.)"""
 import pytest
 import torch
-from paradec.targets import HFCache as DynamicCache
 
 from paradec import tree
 from paradec.drafters.base import Draft
-from helpers import tiny_model
 from paradec.sampling import Sampler
+from paradec.targets import HFCache as DynamicCache
 from paradec.verify import accept, record, target_forward, tree_attention_mask
+
+from helpers import tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

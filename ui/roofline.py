@@ -5,16 +5,16 @@ of a tree verify pass reads, per-branch, with a dense mask and with DeFT."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import streamlit as st
 
 from paradec import roofline, speccost, treeattn
 from paradec.plots import roofline as plots
-from paradec.plots.kpis import cost_figure
 from paradec.plots import treeattn as tree_plots
+from paradec.plots.kpis import cost_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.roofline import HARDWARE, MODELS, Hardware, ModelShape
 from paradec.trace import Trace

@@ -33,8 +33,8 @@ from .. import fast
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
-from .eagle_head import fuse_layers
 from .base import Draft, Drafter, first_line
+from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
 SHIPPED = {1: ASSETS / "eagle-smollm2", 3: ASSETS / "eagle3-smollm2"}

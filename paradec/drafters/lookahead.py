@@ -38,7 +38,7 @@ class Lookahead(Drafter):
         window, pos, sees = self._window(len(tokens))
         # The window's positions and attention go into the trace too, so the app can draw the
         # combined mask (verification + lookahead rows) from the trace alone, without torch.
-        extras = {"levels": [list(l) for l in self.levels], "candidates": [list(c) for c in cands],
+        extras = {"levels": [list(level) for level in self.levels], "candidates": [list(c) for c in cands],
                   "window_pos": pos, "window_sees": sees}
         return Draft(tokens=tokens, parents=parents, window=window, window_pos=pos, window_sees=sees, extras=extras)
 
@@ -75,7 +75,7 @@ def _trie(cands: list[tuple[int, ...]]) -> tuple[list[int], list[int]]:
     tokens, parents, node = [], [], {}
     for cand in cands:
         parent = -1
-        for depth, tok in enumerate(cand):
+        for tok in cand:
             key = (parent, tok)
             if key not in node:
                 node[key] = len(tokens)

@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 
 from .. import tree
 from ..trace import Trace
-from .style import COLORS, layout
 from .lookahead import window_cells
+from .style import COLORS, layout
 from .tokens import label
 from .tree import pending_token
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from ..drafters.eagle_head import fuse_layers
 from ..models import Loaded, encode_prompt, eos_ids
 from ..sampling import Sampler
 from .generate import generate, prefill_allowed
-from ..drafters.eagle_head import fuse_layers
 
 SAMPLED = Sampler(temperature=0.8, top_p=0.95)
 

@@ -22,8 +22,15 @@ import torch
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import load
 from ..speccost import chain_tau
-from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, load_shards, published, read_manifest
-
+from .selfdistill import (
+    VALIDATION_EVERY,
+    command_line,
+    data_dir,
+    frequent_tokens,
+    load_shards,
+    published,
+    read_manifest,
+)
 
 
 def rows_of(shards: list[dict]) -> list[dict]:

@@ -18,10 +18,10 @@ import time
 
 import torch
 
-from ..drafters.early_exit import Adapter, causal_mask, run_layers
 from ..drafters.eagle_head import fuse_layers
-from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
+from ..drafters.early_exit import Adapter, causal_mask, run_layers
 from .eagle import EVAL_EVERY, batch_of, rows_of
+from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
 
 
 def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
