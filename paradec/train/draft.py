@@ -195,7 +195,7 @@ def command(args, argv) -> int:
     """python -m paradec.train draft: train, then write the weights and the model card."""
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
-    shards = load_shards(data)
+    shards = load_shards(data, ("hidden",))
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,

@@ -33,8 +33,9 @@ def rows_of(shards: list[dict], version: int, val: bool) -> list[dict]:
             if validation(int(s["prompt"][r])) != val:
                 continue
             m = s["mask"][r]
-            out.append({"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": s["hidden"][r][m],
-                        "feats": (s["fuse"] if version == 3 else s["hidden"])[r][m]})
+            final = s["hidden"][r][m]  # a copy: the shards can go once every row is made
+            out.append({"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": final,
+                        "feats": s["fuse"][r][m] if version == 3 else final})
     return out
 
 
@@ -122,6 +123,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     torch.manual_seed(seed)
     unroll = ttt if version == 3 else 1
     rows, held = rows_of(shards, version, False), rows_of(shards, version, True)
+    shards.clear()  # the rows hold copies: the caller's list no longer keeps the features twice in memory
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
     device = target.device
     head = init_head(target, version, ids.to(device)).to(device)
@@ -205,8 +207,9 @@ def command(args, argv) -> int:
     data = Path(args.data).expanduser()
     manifest = read_manifest(data)
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
-    head, facts = train(target.model, load_shards(data), args.version, args.steps, args.vocab, args.ttt, args.batch,
-                        args.crop, args.lr, args.seed, args.prompt_weight)
+    shards = load_shards(data, ("hidden", "fuse") if args.version == 3 else ("hidden",))
+    head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
+                        args.lr, args.seed, args.prompt_weight)
     out = Path(args.out or SHIPPED[args.version])
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)

@@ -264,7 +264,7 @@ def command(args, argv) -> int:
     target = load(args.model, "cpu", "float32")
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
-    heads, stats = train(load_shards(Path(args.data).expanduser()), lm, args.heads, args.layers, args.steps,
+    heads, stats = train(load_shards(Path(args.data).expanduser(), ("hidden",)), lm, args.heads, args.layers, args.steps,
                          args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)

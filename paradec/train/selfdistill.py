@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file
 
 from ..data import SPECBENCH, TRAIN_PROMPTS, first_turn, read_jsonl, split_of
@@ -71,8 +72,9 @@ def command_line(argv) -> str:
     return "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
-def load_shards(folder: Path) -> list[dict]:
-    """Every answers shard with its features (paradec.train.answers)."""
+def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse")) -> list[dict]:
+    """Every answers shard with the features asked for (paradec.train.answers): at 500k answer tokens the
+    fused ones alone take ~6 GB, so a drafter that reads only the final hidden state loads only that."""
     shards = sorted(Path(folder).glob("shard-*.safetensors"))
     if not shards:
         raise FileNotFoundError(f"no self-distillation data in {folder}: run `python -m paradec.train data` first")
@@ -81,5 +83,6 @@ def load_shards(folder: Path) -> list[dict]:
         feats = s.with_name(s.name.replace("shard-", "features-", 1))
         if not feats.exists():
             raise FileNotFoundError(f"{s} has no features yet: run `python -m paradec.train data` (it adds them)")
-        out.append({**load_file(str(s)), **load_file(str(feats))})
+        with safe_open(str(feats), "pt") as f:
+            out.append({**load_file(str(s)), **{k: f.get_tensor(k) for k in features}})
     return out

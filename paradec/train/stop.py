@@ -129,7 +129,7 @@ def command(args, argv) -> int:
     target = load(args.model, "cpu", "float32")
     draft = load_draft(args.draft, target).model.eval()
     data = Path(args.data).expanduser()
-    stop = train(draft, target.model.get_output_embeddings().weight.detach(), load_shards(data), args.l2)
+    stop = train(draft, target.model.get_output_embeddings().weight.detach(), load_shards(data, ("hidden",)), args.l2)
     stop["trained"] |= {"command": command_line(argv),
                         "target": target.name, "draft": args.draft,
                         "data": published(data)}
