@@ -7,7 +7,8 @@ from ui import sidebar, style
 
 ROOT = Path(__file__).resolve().parent
 
-st.set_page_config(page_title="paradec: parallel decoding, step by step", page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
+st.set_page_config(page_title="paradec: parallel decoding, step by step",
+                   page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),

@@ -49,8 +49,8 @@ def depth_table() -> None:
                     "agreement": s["after"]})
     st.dataframe(rows, hide_index=True)
     st.caption(f"Agreement = the exit's top token equals the full model's, over the {s['vocab']} most frequent "
-               f"answer tokens, at the answer positions of {s['heldout_rows']} held-out rows of the self-distillation data "
-               f"(from the adapter's training run, {s['steps']} steps in {s['seconds']} s on {s['device']}).")
+               f"answer tokens, at the answer positions of {s['heldout_rows']} held-out rows of the self-distillation "
+               f"data (from the adapter's training run, {s['steps']} steps in {s['seconds']} s on {s['device']}).")
 
 
 method_page("early_exit", "Early exit", INTRO, HOW, params)

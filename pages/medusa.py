@@ -53,7 +53,8 @@ def tree_editor() -> str:
         st.error("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]")
         extra = []
     options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))
-    keep = st.multiselect("Paths (remove one with its ×)", options, default=options, key=f"medusa.paths.{preset}.{typed}")
+    keep = st.multiselect("Paths (remove one with its ×)", options, default=options,
+                          key=f"medusa.paths.{preset}.{typed}")
     if preset == HEADS_DEFAULT and not extra:
         return ""
     return json.dumps([json.loads(p) for p in keep]) if keep else ""
@@ -62,7 +63,8 @@ def tree_editor() -> str:
 def params() -> dict:
     acceptance = st.radio("Acceptance", ["exact", "typical"], horizontal=True, key="medusa.acceptance",
                           help="exact: greedy matching, or lossless sampling. typical: Medusa-2's typical "
-                               "acceptance, faster when sampling but LOSSY (the output is not the target's distribution).")
+                               "acceptance, faster when sampling but LOSSY (the output is not the target's "
+                               "distribution).")
     rule = draft_length.controls("medusa", 0.3)  # how many of the tree's depths a step keeps
     return {"tree": tree_editor(), "acceptance": acceptance, **rule}
 

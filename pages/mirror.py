@@ -63,7 +63,9 @@ def panels(trace: Trace, i: int) -> dict:
     chart(fig, "mirror.fig.window")
     s = trace.steps[i]
     if "hit" in s.extras:
-        st.caption(f"Step {i}: the worker's bet {'paid: this chain was drafted during the last verify pass' if s.extras['hit'] else 'was lost: this chain was drafted now'}; "
+        bet = ("paid: this chain was drafted during the last verify pass" if s.extras["hit"]
+               else "was lost: this chain was drafted now")
+        st.caption(f"Step {i}: the worker's bet {bet}; "
                    f"propose() waited {s.extras['wait_ms']:.1f} ms for the worker.")
     return {"timeline": fig}
 

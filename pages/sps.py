@@ -19,7 +19,8 @@ q is zero outside those tokens, which keeps rejection sampling exact.
 :orange-badge[Weak draft] It learned from only ~22k answer tokens (245 prompts, 12 CPU minutes): on
 held-out prompts its greedy token is the target's 28% of the time, so τ ≈ 1.3. On a CPU a verify pass
 over a few tokens costs ~1.5 one-token passes, so here sps is **slower than AR**: every mechanism shown
-is real, the draft is just not good enough yet. For contrast, type `self:N`: the target's own first N layers with its full LM head, never trained
+is real, the draft is just not good enough yet. For contrast, type `self:N`: the target's own first N \
+layers with its full LM head, never trained
 as a draft: low acceptance at a cost close to the target's."""
 
 HOW = """1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).

@@ -23,7 +23,8 @@ from .production import workload
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
 
-def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all", per_category: int = 0) -> list[dict]:
+def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all",
+                 per_category: int = 0) -> list[dict]:
     """Prompt rows: {'id', 'category', 'prompt'}; Spec-Bench rows use their first turn."""
     keep = {c for c in categories.split(",") if c}
     if split not in SPLITS:
@@ -130,7 +131,8 @@ def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
                     top_k=args.top_k, seed=args.seed, chat=not args.no_chat)
     run(target, "ar", rows[0]["prompt"], **settings)  # warm-up: first-call costs are not a method's
     # cllm decodes on a fine-tuned copy of the target: merged once per method, before any timing
-    decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs)) for name, (m, pairs) in names.items()}
+    decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs))
+                  for name, (m, pairs) in names.items()}
     runs = defaultdict(list)  # name -> [(row, record)]
     first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
@@ -205,7 +207,8 @@ def _header(target, draft, args) -> dict:
         "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
         "model": target.name, "draft": draft.name if draft else None,
         "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
-        "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split, "categories_kept": args.categories,
+        "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split,
+        "categories_kept": args.categories,
         "per_category": args.per_category, "limit": args.limit,
     }
 

@@ -44,7 +44,8 @@ def metrics(recs: list, ar: list | None) -> dict:
     forwards = [r["forwards"] for _, r in recs]
     drafted = sum(r["drafted"] for _, r in recs)
     return {
-        "speedup": round(speedup(tokens, wall, sum(len(r["tokens"]) for _, r in ar), sum(r["wall_s"] for _, r in ar)), 3),
+        "speedup": round(speedup(tokens, wall, sum(len(r["tokens"]) for _, r in ar),
+                                 sum(r["wall_s"] for _, r in ar)), 3),
         "tau": round(tokens_per_forward(tokens, sum(forwards)), 3) if None not in forwards else None,
         "acceptance_rate": round(sum(r["accepted"] for _, r in recs) / drafted, 3) if drafted else 0.0,
         "tokens_per_s": round(tps, 2),
@@ -121,7 +122,8 @@ def format_report(report: dict) -> str:
         lines.append(f"{name:<{w}}{_shown(m['speedup'], '>8.2f')}x{_shown(m['tau'], '>7.2f')}"
                      f"{_shown(m['acceptance_rate'], '>8.2f')}{m['tokens_per_s']:>8.1f}"
                      f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
-    lines += ["", f"speedup = method tokens/s / AR tokens/s, same prompts, same process; timed: {report.get('timed', '?')}"]
+    lines += ["", "speedup = method tokens/s / AR tokens/s, same prompts, same process; "
+                  f"timed: {report.get('timed', '?')}"]
     for name, e in report.get("engines", {}).items():
         lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
                      f"figures from {e['source']}; speedup against {name}_baseline, identical = same text as it")
@@ -130,8 +132,10 @@ def format_report(report: dict) -> str:
             lines.append(f"{name}: avg_spec_accept_length {e['accept_length_server_life']:.2f}, cumulative over the "
                          "server's life (not this run's alone)")
     for d in report.get("differences", []):
-        why = "expected: another model" if d["expected"] else ("a near-tie" if d["top2_gap"] < NEAR_TIE else "NOT a tie")
-        lines.append(f"differs from AR: {d['method']} on prompt {d['prompt']} ({d['category']}) at token {d['position']}:"
+        why = ("expected: another model" if d["expected"]
+               else ("a near-tie" if d["top2_gap"] < NEAR_TIE else "NOT a tie"))
+        lines.append(f"differs from AR: {d['method']} on prompt {d['prompt']} ({d['category']}) "
+                     f"at token {d['position']}:"
                      f" {d['token']} for AR's {d['ar_token']}, top-2 logit gap {d['top2_gap']:.2e} ({why})")
     return "\n".join(lines)
 

@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
     _sampling_args(r)
     b = sub.add_parser("bench", help="every method against AR on a prompt file, in one process")
     b.add_argument("--methods", required=True,
-                   help="comma-separated, e.g. pld,sps; a method with settings of its own: sps[draft_length=learned;k=8]")
+                   help="comma-separated, e.g. pld,sps; a method with settings of its own: "
+                        "sps[draft_length=learned;k=8]")
     b.add_argument("--prompts", default=str(SPECBENCH),
                    help="JSONL: prompt (or Spec-Bench turns), optional id, category (default: the shipped Spec-Bench)")
     b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")

@@ -34,7 +34,8 @@ def download(model: Model, progress: Progress | None = None, token: str | None =
         raise HubError(f"{model.repo} is gated: accept its licence on https://huggingface.co/{model.repo} "
                        "and log in (hf auth login) or set HF_TOKEN") from None
     except RepositoryNotFoundError:
-        raise HubError(f"{model.repo} does not exist on the Hugging Face hub (or is private and needs a token)") from None
+        raise HubError(f"{model.repo} does not exist on the Hugging Face hub "
+                       "(or is private and needs a token)") from None
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError):
         # snapshot_download turns offline mode and network failures into LocalEntryNotFoundError
         raise HubError(f"cannot reach the Hugging Face hub to fetch {model.repo}, and it is not in the local "

@@ -59,7 +59,8 @@ def save(wrapped: dict[str, LoRALinear], folder: Path, metadata: dict) -> Path:
         tensors[f"{name}.A"] = m.A.detach().cpu().to(torch.float16).contiguous()
         tensors[f"{name}.B"] = m.B.detach().cpu().to(torch.float16).contiguous()
     scale = next(iter(wrapped.values())).scale
-    save_file(tensors, str(folder / WEIGHTS), metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
+    save_file(tensors, str(folder / WEIGHTS),
+              metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
     return folder / WEIGHTS
 
 

@@ -21,7 +21,8 @@ METHODS: dict[str, type[Drafter]] = {
     "early_exit": EarlyExit, "cllm": Cllm, "mirror": Mirror,
 }
 DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
-TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head, early exit's layers)
+TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head,
+                                   # early exit's layers)
 
 
 class InputError(ValueError):

@@ -84,7 +84,8 @@ def run(
     limit = getattr(target.model.config, "max_position_embeddings", None)
     if limit and len(prompt_ids) + max_new_tokens > limit:
         raise methods.InputError(
-            f"the prompt ({len(prompt_ids)} tokens) plus {max_new_tokens} new tokens exceeds the model's context of {limit}"
+            f"the prompt ({len(prompt_ids)} tokens) plus {max_new_tokens} new tokens "
+            f"exceeds the model's context of {limit}"
         )
     sampler = Sampler(temperature, top_k, top_p)
     gen = torch.Generator(device="cpu").manual_seed(seed)

@@ -68,8 +68,8 @@ PAGES = {
     "mirror-greedy": ("mirror", EXPLAIN, {"k": 4}, {}),
     "mirror-sequential": ("mirror", EXPLAIN, {"k": 4, "parallel": False}, {}),
 }
-ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {}, "eagle2": {},
-         "eagle3": {}, "early_exit": {}, "mirror": {"k": 4}}
+ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {},
+         "eagle2": {}, "eagle3": {}, "early_exit": {}, "mirror": {"k": 4}}
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 

@@ -10,8 +10,8 @@ from ui import sources
 
 from helpers import APP, tiny_model
 
-METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py", "pages/medusa.py",
-                "pages/early_exit.py", "pages/mirror.py"]
+METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py",
+                "pages/medusa.py", "pages/early_exit.py", "pages/mirror.py"]
 
 
 def open_page(page: str, **query) -> AppTest:
@@ -108,7 +108,8 @@ def test_arena_compares_every_method_with_ar():
 
 
 def test_import_refuses_what_is_not_a_trace():
-    for bad, msg in [(b"not json", "not a JSON trace"), (b"[1, 2]", "not a paradec trace"), (b'{"schema": 1}', "malformed")]:
+    for bad, msg in [(b"not json", "not a JSON trace"), (b"[1, 2]", "not a paradec trace"),
+                     (b'{"schema": 1}', "malformed")]:
         with pytest.raises(TraceError, match=msg):
             sources.import_trace(bad)
     good = json.loads(next(iter(sources.recorded("sps").values())).read_text())

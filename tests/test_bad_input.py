@@ -28,7 +28,8 @@ def heads(tmp_path_factory, tiny_loaded):
     (folder / "medusa").mkdir()
     medusa_heads.save(medusa_heads.MedusaHeads(64, 4), folder / "medusa" / medusa_heads.OURS)
     eagle_head.save(eagle_head.EagleHead(tiny_loaded.model.config, 1), folder / "eagle", tiny_loaded.model.config, {})
-    return {"medusa": f"heads={folder / 'medusa'}", "eagle": f"head={folder / 'eagle'}", "eagle2": f"head={folder / 'eagle'}"}
+    return {"medusa": f"heads={folder / 'medusa'}", "eagle": f"head={folder / 'eagle'}",
+            "eagle2": f"head={folder / 'eagle'}"}
 
 
 def test_parse_paths_caps_the_tree():
@@ -61,7 +62,8 @@ def test_prompt_that_is_not_utf8(capfd, tiny_dir):
 
 @pytest.mark.parametrize("prompt", ["\x00", "\x07\x1b[31mred\x1b[0m", "\u202e\u200b", "\ufeff🙂"])
 def test_control_characters_are_text(capfd, tiny_dir, prompt):
-    code, out, err = cli(capfd, "--method", "pld", "--prompt", prompt, "--model", tiny_dir, "--max-new-tokens", 3, "--json")
+    code, out, err = cli(capfd, "--method", "pld", "--prompt", prompt, "--model", tiny_dir, "--max-new-tokens", 3,
+                         "--json")
     assert code == 0, err
     assert json.loads(out)["new_tokens"] == 3
 

@@ -148,7 +148,8 @@ def test_one_method_under_several_settings_is_one_row_each():
     from paradec.methods import InputError
 
     got = variants("pld,sps[draft_length=learned;k=8],sps,lookahead[window=3]")
-    assert got == {"ar": ("ar", []), "pld": ("pld", []), "sps[draft_length=learned;k=8]": ("sps", ["draft_length=learned", "k=8"]),
+    assert got == {"ar": ("ar", []), "pld": ("pld", []),
+                   "sps[draft_length=learned;k=8]": ("sps", ["draft_length=learned", "k=8"]),
                    "sps": ("sps", []), "lookahead[window=3]": ("lookahead", ["window=3"])}
     with pytest.raises(InputError, match="unknown parameter"):
         variants("sps[nope=1]")

@@ -87,9 +87,11 @@ BASE = ["--method", "ar", "--prompt", "hello"]
         (["--method", "ar", "--prompt", "hello", "--set", "k=3"], ["unknown parameter"]),
         (["--method", "pld", "--prompt", "hello", "--set", "k=many"], ["k", "int"]),
         (["--method", "pld", "--prompt", "hello", "--set", "k=2.5"], ["k", "int"]),
-        (["--method", "sps", "--prompt", "hello", "--set", "threshold=high", "--draft", "self:1"], ["threshold", "float"]),
+        (["--method", "sps", "--prompt", "hello", "--set", "threshold=high", "--draft", "self:1"],
+         ["threshold", "float"]),
         (["--method", "pld", "--prompt", "hello", "--set", "k"], ["KEY=VALUE"]),
-        (["--method", "sps", "--prompt", "hello", "--model", "some/model"], ["draft"]),  # only the embedded model has a default draft
+        # only the embedded model has a default draft
+        (["--method", "sps", "--prompt", "hello", "--model", "some/model"], ["draft"]),
         (BASE + ["--temperature", "-1"], ["temperature"]),
         (BASE + ["--top-p", "0"], ["top-p"]),
         (BASE + ["--top-k", "-2"], ["top-k"]),
@@ -146,7 +148,8 @@ def test_model_that_cannot_load(capfd, models_dir, tmp_path, which):
 
 
 def test_draft_that_cannot_load(capfd, tiny_dir, models_dir):
-    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir, "--draft", models_dir["empty"]),
+    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir,
+                               "--draft", models_dir["empty"]),
                           "cannot load model")
 
 
@@ -159,13 +162,15 @@ def test_prompt_longer_than_the_context(capfd, tiny_dir):
 
 @pytest.mark.parametrize("which", ["other-tokenizer", "wider-vocab"])
 def test_draft_with_another_tokenizer(capfd, tiny_dir, models_dir, which):
-    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir, "--draft", models_dir[which]),
+    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir,
+                               "--draft", models_dir[which]),
                           "tokenizer")
 
 
 @pytest.mark.parametrize("spec", ["self:x", "self:", "self:0", "self:2", "self:-1"])
 def test_bad_self_draft(capfd, tiny_dir, spec):
-    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir, "--draft", spec), "self:")
+    assert_one_line_error(*cli(capfd, "--method", "sps", "--prompt", "hi", "--model", tiny_dir, "--draft", spec),
+                          "self:")
 
 
 @pytest.mark.parametrize(
@@ -175,12 +180,14 @@ def test_bad_self_draft(capfd, tiny_dir, spec):
 )
 def test_parameter_out_of_range(capfd, tiny_dir, method, pairs):
     sets = [a for p in pairs for a in ("--set", p)]
-    assert_one_line_error(*cli(capfd, "--method", method, "--prompt", "hi", "--model", tiny_dir, "--draft", "self:1", *sets),
+    assert_one_line_error(*cli(capfd, "--method", method, "--prompt", "hi", "--model", tiny_dir,
+                               "--draft", "self:1", *sets),
                           method)
 
 
 def test_unwritable_trace(capfd, tiny_dir, tmp_path):
-    assert_one_line_error(*cli(capfd, *BASE, "--model", tiny_dir, "--max-new-tokens", 2, "--trace", tmp_path / "no" / "t.json"),
+    assert_one_line_error(*cli(capfd, *BASE, "--model", tiny_dir, "--max-new-tokens", 2,
+                               "--trace", tmp_path / "no" / "t.json"),
                           "trace")
 
 
@@ -188,8 +195,9 @@ def test_unwritable_trace(capfd, tiny_dir, tmp_path):
 
 def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     path = tmp_path / "sps.json"
-    code, out, err = cli(capfd, "--method", "sps", "--prompt", "one two one two one", "--model", tiny_dir, "--device", "cpu",
-                         "--draft", "self:1", "--set", "k=3", "--max-new-tokens", 9, "--json", "--trace", path)
+    code, out, err = cli(capfd, "--method", "sps", "--prompt", "one two one two one", "--model", tiny_dir,
+                         "--device", "cpu", "--draft", "self:1", "--set", "k=3",
+                         "--max-new-tokens", 9, "--json", "--trace", path)
     assert code == 0, err
     summary = json.loads(out)
     assert set(summary) == SUMMARY_KEYS
@@ -203,8 +211,8 @@ def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     assert trace.method == "sps" and trace.params == summary["params"]
     assert trace.draft_model and "1 layer" in trace.draft_model
     # greedy: the same tokens as plain autoregressive decoding
-    code, out, _ = cli(capfd, "--method", "ar", "--prompt", "one two one two one", "--model", tiny_dir, "--device", "cpu",
-                       "--max-new-tokens", 9, "--json")
+    code, out, _ = cli(capfd, "--method", "ar", "--prompt", "one two one two one", "--model", tiny_dir,
+                       "--device", "cpu", "--max-new-tokens", 9, "--json")
     assert code == 0
     ar = json.loads(out)
     assert ar["token_ids"] == summary["token_ids"]

@@ -74,7 +74,8 @@ def check_steps(steps, n, eos=frozenset()):
         assert tree.is_path([nd.parent for nd in s.nodes], s.accepted)
         assert len(s.tokens) == len(s.origins) <= len(s.accepted) + 1
         assert [nd.status == "accepted" for nd in s.nodes] == [i in s.accepted for i in range(len(s.nodes))]
-    assert [s.context_len for s in steps] == [steps[0].context_len + sum(len(s.tokens) for s in steps[:i]) for i in range(len(steps))]
+    assert [s.context_len for s in steps] == [steps[0].context_len + sum(len(s.tokens) for s in steps[:i])
+                                              for i in range(len(steps))]
 
 
 prompts = st.lists(st.integers(0, V - 1), min_size=1, max_size=12)
@@ -150,19 +151,25 @@ def test_never_agreeing_draft_is_never_accepted(models):
 
 
 def test_heuristic_schedule_grows_after_full_acceptance_and_shrinks_after_rejection(models):
-    _, steps = generate(models["target"], SpeculativeSampling(models["self"], k=2, draft_length="heuristic"), REPEAT, 100)
+    _, steps = generate(models["target"], SpeculativeSampling(models["self"], k=2, draft_length="heuristic"),
+                        REPEAT, 100)
     ks = [s.extras["k"] for s in steps]
     assert ks[:8] == [2, 4, 6, 8, 10, 12, 14, 16]
     assert set(ks[8:]) == {MAX_K}
-    _, steps = generate(models["target"], SpeculativeSampling(models["never"], k=5, draft_length="heuristic"), REPEAT, 10)
+    _, steps = generate(models["target"], SpeculativeSampling(models["never"], k=5, draft_length="heuristic"),
+                        REPEAT, 10)
     assert [s.extras["k"] for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
     assert [len(s.nodes) for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
 
 
 def test_confidence_schedule_stops_when_the_draft_is_unsure(models):
-    _, steps = generate(models["target"], SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=1.0), REPEAT, 20)
+    _, steps = generate(models["target"],
+                        SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=1.0),
+                        REPEAT, 20)
     assert {len(s.nodes) for s in steps} == {1}  # no distribution reaches max prob 1: one token each
-    _, steps = generate(models["target"], SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=0.0), REPEAT, 20)
+    _, steps = generate(models["target"],
+                        SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=0.0),
+                        REPEAT, 20)
     assert {len(s.nodes) for s in steps} == {6}
 
 

@@ -60,7 +60,8 @@ def test_the_file_holds_only_the_drafts_own_weights(trained):
 
 def test_greedy_sps_with_the_trained_draft_equals_ar(trained, tiny_loaded):
     draft = load_draft(f"{TRAINED}:{trained}", tiny_loaded)
-    assert draft.model.full.model.embed_tokens.weight.data_ptr() == tiny_loaded.model.model.embed_tokens.weight.data_ptr()
+    assert (draft.model.full.model.embed_tokens.weight.data_ptr()
+            == tiny_loaded.model.model.embed_tokens.weight.data_ptr())
     subset = set(draft.model.subset.ids.tolist())
     for prompt in PROMPTS[:3]:
         ar = run(tiny_loaded, "ar", prompt, max_new_tokens=24)
@@ -81,7 +82,8 @@ def test_cli_runs_with_a_trained_draft(trained, tiny_dir, capfd):
 
 
 def test_a_missing_trained_draft_is_one_line(tiny_dir, tmp_path, capfd):
-    code = cli_main(["run", "--method", "sps", "--prompt", "hi", "--model", str(tiny_dir), "--draft", f"trained:{tmp_path}"])
+    code = cli_main(["run", "--method", "sps", "--prompt", "hi", "--model", str(tiny_dir),
+                     "--draft", f"trained:{tmp_path}"])
     err = capfd.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "no trained draft" in err
 

@@ -60,10 +60,12 @@ def ar_tokens(target):
 
 @pytest.mark.parametrize("cls,kw", [
     (Eagle, {"tree": "cpu10"}), (Eagle, {"tree": "chain4"}), (Eagle, {"tree": "[[1, 0, 2], [0]]"}), (Eagle2, {}),
-    (Eagle2, {"depth": 6, "top_k": 3, "total_tokens": 20}), (Eagle3, {}), (Eagle3, {"depth": 2, "top_k": 8, "total_tokens": 5}),
+    (Eagle2, {"depth": 6, "top_k": 3, "total_tokens": 20}), (Eagle3, {}),
+    (Eagle3, {"depth": 2, "top_k": 8, "total_tokens": 5}),
 ])
 def test_greedy_equals_ar(target, ar_tokens, tmp_path, cls, kw):
-    head = saved(random_head(target, cls.version, vocab=torch.arange(0, V, 2) if cls is Eagle2 else None), target, tmp_path)
+    head = saved(random_head(target, cls.version, vocab=torch.arange(0, V, 2) if cls is Eagle2 else None),
+                 target, tmp_path)
     tokens, steps = generate(target, cls(target, head=head, **kw))
     assert tokens == ar_tokens
     assert len(steps[0].nodes) == 0 and all(len(s.nodes) > 0 for s in steps[1:])
@@ -155,7 +157,8 @@ def test_official_layouts_load(target, tmp_path):
         head = random_head(target, version)
         if version == 3:
             head = eagle_head.EagleHead(target.config, 3, ids)
-        state = {k.replace("layer.", "layers.0." if version == 1 else "midlayer."): v for k, v in head.state_dict().items()}
+        state = {k.replace("layer.", "layers.0." if version == 1 else "midlayer."): v
+                 for k, v in head.state_dict().items()}
         state["embed_tokens.weight"] = torch.zeros(V, H)
         if version == 3:
             state["d2t"] = ids - torch.arange(4)
@@ -208,7 +211,8 @@ def _sample(model, make, seed0, runs=1000):
 
     counts, accepted = Counter(), 0
     for i in range(runs):
-        steps = list(decode(model, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0), torch.Generator().manual_seed(seed0 + i)))
+        steps = list(decode(model, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0),
+                            torch.Generator().manual_seed(seed0 + i)))
         counts[tuple(t for s in steps for t in s.tokens)] += 1
         accepted += sum(len(s.accepted) for s in steps)
     return counts, accepted

@@ -138,4 +138,5 @@ def test_trace_alone_rebuilds_pool_window_and_mask(model, g):
         pending = trace.steps[i - 1].tokens[-1] if i else PROMPTS[0][-1]
         assert pool_before(trace, i).get(pending, []) == s.extras["candidates"]
         z, _, _ = mask_matrix(trace, i)
-        assert len(z) == 1 + len(s.nodes) + len(s.extras["window_sees"]) == s.verified - (len(PROMPTS[0]) - 1 if i == 0 else 0)
+        assert (len(z) == 1 + len(s.nodes) + len(s.extras["window_sees"])
+                == s.verified - (len(PROMPTS[0]) - 1 if i == 0 else 0))

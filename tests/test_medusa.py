@@ -161,9 +161,11 @@ def test_official_heads_by_repo_id(tmp_path, monkeypatch):
     heads = random_heads(num=2, vocab=V)
     from safetensors.torch import save_file
 
-    save_file({k: v.contiguous() for k, v in heads.heads.state_dict().items()}, str(tmp_path / "medusa_lm_head.safetensors"))
+    save_file({k: v.contiguous() for k, v in heads.heads.state_dict().items()},
+              str(tmp_path / "medusa_lm_head.safetensors"))
     asked = []
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda repo, allow_patterns: asked.append(repo) or str(tmp_path))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download",
+                        lambda repo, allow_patterns: asked.append(repo) or str(tmp_path))
     assert medusa_heads.load("FasterDecoding/medusa-tiny").num_heads == 2 and asked == ["FasterDecoding/medusa-tiny"]
 
     def offline(repo, allow_patterns):

@@ -96,7 +96,8 @@ def test_sequential_mode_starts_no_worker(models):  # noqa: F811
 def test_the_seed_reproduces_a_sampled_run(models):  # noqa: F811
     def run(seed):
         drafter = Mirror(models["other"], k=2)
-        steps = decode(models["target"], drafter, [1, 2], 30, Sampler(temperature=1.0), torch.Generator().manual_seed(seed))
+        steps = decode(models["target"], drafter, [1, 2], 30, Sampler(temperature=1.0),
+                       torch.Generator().manual_seed(seed))
         return [t for s in steps for t in s.tokens]
 
     assert run(7) == run(7)
@@ -106,7 +107,8 @@ def test_the_seed_reproduces_a_sampled_run(models):  # noqa: F811
 def _counts(target, make, seed0, runs=1000):
     counts = Counter()
     for i in range(runs):
-        steps = decode(target, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0), torch.Generator().manual_seed(seed0 + i))
+        steps = decode(target, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0),
+                       torch.Generator().manual_seed(seed0 + i))
         counts[tuple(t for s in steps for t in s.tokens)] += 1
     return counts
 
@@ -121,7 +123,8 @@ def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
 
     target = models["target"]
     got = _counts(target, lambda: Mirror(models[draft], k=1), 0)
-    assert gof_pvalue(got, exact_joint(target, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)) > ALPHA, got.most_common(6)
+    exact = exact_joint(target, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
+    assert gof_pvalue(got, exact) > ALPHA, got.most_common(6)
 
 
 @pytest.mark.parametrize("params, message", [({"k": 0}, "k must be"), ({"draft_device": "tpu"}, "draft_device")])

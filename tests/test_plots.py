@@ -36,8 +36,8 @@ def make_trace(temperature=0.7) -> Trace:
              draft_forwards=2, verified=4, draft_ms=5.0, verify_ms=12.0),
     ]
     text = {str(i): t for i, t in enumerate(["<s>", "Hi", "\n", " the", " mat", " cat", " sat", " on", "<b>", " x"])}
-    return Trace("sps", {"k": 3}, "m", "Hi", [0, 1, 2], {"temperature": temperature, "top_p": 1.0, "top_k": 0, "seed": 0},
-                 8, steps, text, wall_s=0.1)
+    return Trace("sps", {"k": 3}, "m", "Hi", [0, 1, 2],
+                 {"temperature": temperature, "top_p": 1.0, "top_k": 0, "seed": 0}, 8, steps, text, wall_s=0.1)
 
 
 def test_tree_graph_hangs_the_target_token_where_the_path_ends():
@@ -269,7 +269,8 @@ def jacobi_trace() -> Trace:
         Step(0, 3, chain([5, 5, 5], ["rejected", "unreached", "unreached"]), [], [7], ["resampled"], verified=6,
              extras={"block": [5, 5, 5], "changed": [True, True, True]}),
         Step(1, 4, chain([6, 5, 9], ["accepted", "accepted", "rejected"]), [0, 1], [6, 5, 8],
-             ["accepted", "accepted", "resampled"], verified=4, extras={"block": [6, 5, 9], "changed": [True, False, True]}),
+             ["accepted", "accepted", "resampled"], verified=4,
+             extras={"block": [6, 5, 9], "changed": [True, False, True]}),
     ]
     text = {str(i): f"t{i}" for i in range(10)}
     return Trace("jacobi", {"block": 3, "init": "repeat"}, "m", "Hi", [0, 1, 2], {"temperature": 0.0}, 8, steps, text)

@@ -136,7 +136,8 @@ def _refusing(error_class, status: int):
 @pytest.mark.parametrize("error, status, message", [
     ("GatedRepoError", 403, "org/model is gated: accept its licence on https://huggingface.co/org/model and log in "
                             "(hf auth login) or set HF_TOKEN"),
-    ("RepositoryNotFoundError", 404, "org/model does not exist on the Hugging Face hub (or is private and needs a token)"),
+    ("RepositoryNotFoundError", 404, "org/model does not exist on the Hugging Face hub "
+                                     "(or is private and needs a token)"),
 ])
 def test_gated_and_missing_repos_give_one_line(monkeypatch, error, status, message):
     import huggingface_hub

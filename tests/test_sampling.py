@@ -65,8 +65,10 @@ def test_sampler_shapes_by_hand():
     torch.testing.assert_close(top2, torch.cat([p[:2] / p[:2].sum(), torch.zeros(2)]))
     # nucleus: the smallest set of most likely tokens whose mass reaches top_p
     probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
-    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.8).probs(probs.log()), torch.tensor([0.625, 0.375, 0, 0]))
-    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.81).probs(probs.log()), torch.tensor([0.5, 0.3, 0.15, 0]) / 0.95)
+    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.8).probs(probs.log()),
+                               torch.tensor([0.625, 0.375, 0, 0]))
+    torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.81).probs(probs.log()),
+                               torch.tensor([0.5, 0.3, 0.15, 0]) / 0.95)
     torch.testing.assert_close(Sampler(temperature=1.0, top_p=0.1).probs(probs.log()), torch.tensor([1.0, 0, 0, 0]))
     assert Sampler(temperature=1.0, top_k=10).probs(logits).shape == (4,)  # k above the vocabulary: off
 

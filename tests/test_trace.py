@@ -21,7 +21,8 @@ def traces(tiny_loaded):
     draft = truncated(tiny_loaded, 1)
     return {
         "ar": run(tiny_loaded, "ar", PROMPT, max_new_tokens=12),
-        "sps": run(tiny_loaded, "sps", PROMPT, {"k": 3}, max_new_tokens=12, temperature=1.0, top_k=50, seed=7, draft=draft),
+        "sps": run(tiny_loaded, "sps", PROMPT, {"k": 3}, max_new_tokens=12, temperature=1.0, top_k=50, seed=7,
+                   draft=draft),
         "pld": run(tiny_loaded, "pld", PROMPT, {"k": 4}, max_new_tokens=12, temperature=0.7, top_p=0.9, seed=3),
         "pld-greedy": run(tiny_loaded, "pld", PROMPT, max_new_tokens=12, chat=False),
     }

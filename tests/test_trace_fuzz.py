@@ -114,7 +114,8 @@ def test_damaged_text(name, where, how):
         text = text[:at]
     else:
         at = max(text.find(": ", at), 0) + 2  # the value after some key
-        text = text[:at] + {"digits": "9" * 5000 + ", \"x\": ", "nan": "NaN, \"y\": ", "bool": "true, \"z\": "}[how] + text[at:]
+        bad_value = {"digits": "9" * 5000 + ", \"x\": ", "nan": "NaN, \"y\": ", "bool": "true, \"z\": "}[how]
+        text = text[:at] + bad_value + text[at:]
     check(text.encode("utf-8"))
 
 

@@ -32,7 +32,8 @@ def traces() -> dict[str, Trace]:
                 bar.empty()
             if got is not None:
                 return got
-            st.info("Live mode: press the button to race the methods on the sidebar settings. Meanwhile, the recorded race:")
+            st.info("Live mode: press the button to race the methods on the sidebar settings. "
+                    "Meanwhile, the recorded race:")
         except live.errors() as e:
             st.error(str(e))
     return sources.arena()

@@ -27,7 +27,8 @@ def step_story(trace: Trace, i: int) -> str:
     tested = [n for n in s.nodes if n.status != "unreached"]
     last = s.origins[-1]
     greedy = trace.sampling.get("temperature", 0) <= 0
-    tail = "the target's own argmax replaces the rejected draft" if greedy and last == "resampled" else LAST.get(last, "")
+    tail = ("the target's own argmax replaces the rejected draft" if greedy and last == "resampled"
+            else LAST.get(last, ""))
     text = (f"**Step {i + 1}.** The drafter proposed {len(s.nodes)} token(s) after {pend} "
             f"({s.draft_forwards} draft forward(s)). ONE target forward over {s.verified} tokens checked them: "
             f"{len(s.accepted)} of {len(tested)} tested were accepted")

@@ -15,7 +15,8 @@ from .sidebar import current
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
-                draft: Callable[[], str | None] = lambda: None, analytic_k: Callable[[Trace], int | None] = lambda t: None,
+                draft: Callable[[], str | None] = lambda: None,
+                analytic_k: Callable[[Trace], int | None] = lambda t: None,
                 panels: Panels | None = None):
     """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay.
     title "": the page drew its own (e.g. with a version selector under it)."""
@@ -51,7 +52,8 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
 
 def _describe(t: Trace) -> str:
     temp = t.sampling.get("temperature", 0)
-    mode = "greedy" if temp <= 0 else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}"
+    mode = ("greedy" if temp <= 0
+            else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
     return (f"Trace: {t.method} {t.params or ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
             f"{len(t.steps)} target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")

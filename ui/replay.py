@@ -118,7 +118,8 @@ def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []))
     c = st.columns(5 if analytic_k else 4)
     c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
-    c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}", help="tokens per target forward so far, bonus included (AR = 1.00)")
+    c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}",
+                help="tokens per target forward so far, bonus included (AR = 1.00)")
     c[2].metric("acceptance (run)", f"{trace.acceptance_rate:.0%}", help="accepted draft tokens / drafted tokens")
     c[3].metric("draft / verify ms", f"{step.draft_ms:.0f} / {step.verify_ms:.0f}", help="MEASURED in this run")
     if analytic_k:

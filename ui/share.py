@@ -23,8 +23,10 @@ def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None
         c1.download_button("Trace (JSON)", trace.to_json, f"paradec-{trace.method}.json", "application/json",
                            key=f"{ns}.dl_json", on_click="ignore")
         step = st.query_params.get("step", "1")
-        c2.download_button("Figures of this step (HTML)", lambda: figures_html(figs, f"paradec {trace.method} step {step}"),
-                           f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html", on_click="ignore")
+        c2.download_button("Figures of this step (HTML)",
+                           lambda: figures_html(figs, f"paradec {trace.method} step {step}"),
+                           f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html",
+                           on_click="ignore")
         st.caption("PNG: the camera icon at the top right of each chart saves it.")
         url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"))
         st.markdown("**Classroom link** (copy it with the icon on the right): every student who opens it gets "

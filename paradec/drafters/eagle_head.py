@@ -185,7 +185,8 @@ def load(folder) -> tuple[EagleHead, dict]:
     path = next((folder / f for f in WEIGHT_FILES if (folder / f).exists()), None)
     if path is None:
         raise FileNotFoundError(f"no {' or '.join(WEIGHT_FILES)} in {folder}")
-    state = load_file(str(path)) if path.suffix == ".safetensors" else torch.load(path, map_location="cpu", weights_only=True)
+    state = (load_file(str(path)) if path.suffix == ".safetensors"
+             else torch.load(path, map_location="cpu", weights_only=True))
     version = meta.get("eagle_version") or (3 if "midlayer.self_attn.q_proj.weight" in state else 1)
     state = _rename(state)
     if "d2t" in state:  # EAGLE-3's map: target id = draft id + d2t[draft id]

@@ -7,7 +7,8 @@ thread bets on how the verify pass will end, and drafts the next chain for each 
 runs. An outcome is (j, b): the target accepts d1..dj and commits b after them (its correction of
 d(j+1), or its bonus token when j = k). The worker guesses b from the draft's own distributions
 (q's runners-up at each position, q's favourites after dk), ranks the outcomes by how likely the
-draft thinks they are (q(d) standing in for the chance that d is accepted), and drafts a chain of k after each, most likely first (Mirror-SD's branch
+draft thinks they are (q(d) standing in for the chance that d is accepted), and drafts a chain of k
+after each, most likely first (Mirror-SD's branch
 rollouts; PEARL's post-verify is the one bet j = k). When the pass ends the worker stops; if the
 real outcome was drafted, the next proposal is ready (a hit: drafting left the critical path),
 else the draft drafts it now, as sps would (a miss).
@@ -106,7 +107,8 @@ class Mirror(Drafter):
         t = time.perf_counter()
         job.thread.join()
         ready = job.done.get(job.outcome)
-        extras = {"hit": ready is not None, "outcome": list(job.outcome), "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
+        extras = {"hit": ready is not None, "outcome": list(job.outcome),
+                  "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
                   "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
                   "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
         return extras, ready
@@ -138,7 +140,8 @@ class _Job:
                     break
                 # A started chain is finished only while it may still be the outcome.
                 go_on = lambda key=(j, b): self.outcome in (None, key)  # noqa: E731
-                tokens, q = drafter.chain(ctx + chain[:j] + [b], drafter.params["k"], sampler, drafter._gen((j, b)), go_on)
+                tokens, q = drafter.chain(ctx + chain[:j] + [b], drafter.params["k"], sampler, drafter._gen((j, b)),
+                                          go_on)
                 if len(tokens) == drafter.params["k"]:
                     self.done[(j, b)] = (tokens, q)
         self.end_ms = (time.perf_counter() - drafter.origin) * 1e3

@@ -43,7 +43,8 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int = 300) -
     fig.update_layout(
         updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.25, showactive=False, buttons=[
             dict(label="▶ Race", method="animate",
-                 args=[None, dict(frame=dict(duration=100, redraw=True), fromcurrent=False, transition=dict(duration=0))]),
+                 args=[None, dict(frame=dict(duration=100, redraw=True), fromcurrent=False,
+                                  transition=dict(duration=0))]),
             dict(label="Pause", method="animate", args=[[None], dict(mode="immediate", frame=dict(duration=0))]),
         ])],
         sliders=[dict(x=0.15, y=-0.18, len=0.85, currentvalue=dict(prefix="ms since start: "), steps=[

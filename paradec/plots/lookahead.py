@@ -63,7 +63,8 @@ def pool_html(trace: Trace, i: int, max_rows: int = 40) -> str:
     for k in order:
         conts = []
         for c, cont in enumerate(pool[k]):
-            toks = [f'<b style="color:{COLORS["accepted"]}">{_tok(trace, t)}</b>' if k == key and c == best and m < n_won
+            toks = [f'<b style="color:{COLORS["accepted"]}">{_tok(trace, t)}</b>'
+                    if k == key and c == best and m < n_won
                     else _tok(trace, t) for m, t in enumerate(cont)]
             mark = f"<sup>{c + 1}</sup>" if k == key else ""
             conts.append(f"{mark}{' '.join(toks)}")

@@ -62,14 +62,19 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
     won = {(d + 1, r) for d, r in enumerate(winner(trace, i))}
     z = [[p for _, p in row] for row in top]
     text = [[label(trace.text_of(t)) for t, _ in row] for row in top]
+
+    def place(cell):  # where a (head, rank) cell stands in this step's tree
+        return "on the winning path" if cell in won else "in the tree" if cell in used else "not in the tree"
+
     hover = [[f"head {d + 1}, rank {r}: {label(trace.text_of(t))} (id {t})<br>head probability {p:.3f}<br>"
-              f"{'on the winning path' if (d + 1, r) in won else 'in the tree' if (d + 1, r) in used else 'not in the tree'}"
+              f"{place((d + 1, r))}"
               for r, (t, p) in enumerate(row)] for d, row in enumerate(top)]
     fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
                                colorscale="Blues", zmin=0, zmax=1, showscale=False, xgap=2, ygap=2))
     for d, r in used:
         fig.add_shape(type="rect", x0=r - 0.5, x1=r + 0.5, y0=d - 1.5, y1=d - 0.5,
-                      line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444", width=4 if (d, r) in won else 1.5))
+                      line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444",
+                                width=4 if (d, r) in won else 1.5))
     fig.update_xaxes(title="top-k rank", tickvals=list(range(len(z[0]) if z else 0)), side="top")
     fig.update_yaxes(title="head", tickvals=list(range(len(z))), ticktext=[f"head {d + 1}" for d in range(len(z))],
                      autorange="reversed")
@@ -81,7 +86,8 @@ def head_acceptance_figure(trace: Trace, height: int = 240) -> go.Figure:
     heads = [f"head {r['head']}" for r in rows]
     fig = go.Figure([
         go.Bar(x=heads, y=[r["rate"] for r in rows], name="accepted (share of steps)", marker_color=COLORS["accepted"]),
-        go.Bar(x=heads, y=[r["given_previous"] for r in rows], name="given the head before was", marker_color="#9ecae1"),
+        go.Bar(x=heads, y=[r["given_previous"] for r in rows], name="given the head before was",
+               marker_color="#9ecae1"),
     ])
     fig.update_yaxes(range=[0, 1], tickformat=".0%")
     return layout(fig, "Per-head acceptance over the run", height)

@@ -54,8 +54,10 @@ def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:
     keys = list(dict.fromkeys([node.token] + [t for t, _ in node.p_top] + [t for t, _ in node.q_top]))[:14]
     x = _names(trace, keys)
     fig = go.Figure([
-        go.Bar(name="p (target)", x=x, y=[p.get(k, node.p if k == node.token else None) for k in keys], marker_color=P_COLOR),
-        go.Bar(name="q (draft)", x=x, y=[q.get(k, node.q if k == node.token else None) for k in keys], marker_color=Q_COLOR),
+        go.Bar(name="p (target)", x=x, y=[p.get(k, node.p if k == node.token else None) for k in keys],
+               marker_color=P_COLOR),
+        go.Bar(name="q (draft)", x=x, y=[q.get(k, node.q if k == node.token else None) for k in keys],
+               marker_color=Q_COLOR),
     ])
     fig.add_annotation(x=x[0], y=max(node.p or 0, node.q or 0), text="drafted", showarrow=True, ay=-25)
     fig.update_yaxes(title="probability")

@@ -53,7 +53,8 @@ def gantt_figure(trace: Trace, title: str, steps: range | None = None, height: i
             fig.add_bar(y=[v["worker"] for v in rows], x=[v["end"] - v["start"] for v in rows],
                         base=[v["start"] for v in rows], orientation="h", name=label, marker_color=color,
                         customdata=[[v["step"], v["start"], v["end"]] for v in rows],
-                        hovertemplate=f"{label}<br>step %{{customdata[0]}}: %{{customdata[1]:.1f}}–%{{customdata[2]:.1f}} ms"
+                        hovertemplate=f"{label}<br>step %{{customdata[0]}}: "
+                                      "%{customdata[1]:.1f}–%{customdata[2]:.1f} ms"
                                       "<extra></extra>")
     fig.update_layout(barmode="overlay", bargap=0.35)
     fig.update_yaxes(categoryorder="array", categoryarray=[TARGET, DRAFT])
@@ -76,7 +77,8 @@ def summary(trace: Trace) -> dict:
         "tokens": trace.new_tokens, "target forwards": len(trace.steps), "τ": round(trace.tau, 2),
         "tokens/s": round(trace.new_tokens / trace.wall_s, 1) if trace.wall_s else None,
         "wall ms": round(trace.wall_s * 1e3), "verify ms": total({"verify"}),
-        "verify ms / pass (median)": round(statistics.median(s.verify_ms for s in trace.steps), 1) if trace.steps else None,
+        "verify ms / pass (median)": (round(statistics.median(s.verify_ms for s in trace.steps), 1)
+                                      if trace.steps else None),
         "drafting, target waits (ms)": total({"draft", "wait"}),
         "drafting during verify (ms)": total({"hit", "miss"}),
         "bets won": f"{sum(bets)}/{len(bets)}" if bets else "-",

@@ -1,5 +1,5 @@
-"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop | cllm: make the self-distillation data for the
-embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
+"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop | cllm: make the self-distillation
+data for the embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
 from __future__ import annotations
 
 import argparse

@@ -89,10 +89,12 @@ def loss_of(model, p: dict, ar_weight: float) -> tuple[torch.Tensor, float, floa
     dtype = next(model.parameters()).dtype
     mask = torch.zeros(p["allowed"].shape, dtype=dtype).masked_fill(~p["allowed"], torch.finfo(dtype).min)
     dev = model.device
-    logits = model(input_ids=p["tokens"].to(dev), position_ids=p["pos"].to(dev), attention_mask=mask[None, None].to(dev)).logits[0]
+    logits = model(input_ids=p["tokens"].to(dev), position_ids=p["pos"].to(dev),
+                   attention_mask=mask[None, None].to(dev)).logits[0]
     seq, first = p["seq"], p["prompt"]
     ar = F.cross_entropy(logits[first - 1 : seq - 1].float(), p["tokens"][0, first:seq].to(dev))
-    cons = F.cross_entropy(logits[seq:].float(), p["targets"].to(dev), ignore_index=-100) if len(p["targets"]) else ar * 0
+    cons = (F.cross_entropy(logits[seq:].float(), p["targets"].to(dev), ignore_index=-100) if len(p["targets"])
+            else ar * 0)
     return cons + ar_weight * ar, cons.item(), ar.item()
 
 
@@ -160,7 +162,8 @@ def add_parser(sub) -> None:
     t.add_argument("--ar-weight", type=float, default=1.0)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--eval-prompts", type=int, default=8, help="held-out Spec-Bench prompts for the τ measurement")
-    t.add_argument("--threads", type=int, default=1, help="torch threads (on a shared 2-core machine, 2 made Jacobi passes ~8x slower)")
+    t.add_argument("--threads", type=int, default=1,
+                   help="torch threads (on a shared 2-core machine, 2 made Jacobi passes ~8x slower)")
     t.add_argument("--out", default=str(SHIPPED))
 
 
@@ -172,23 +175,27 @@ def command(args, argv) -> int:
 
     torch.set_num_threads(args.threads)
     base = load(None, "cpu", "float32")
-    stored = cache_dir() / "cllm" / f"trajectories-n{args.block}-p{args.prompts}-t{args.tokens}-m{args.max_prompt_tokens}.json"
+    stored = cache_dir() / "cllm" / (f"trajectories-n{args.block}-p{args.prompts}-t{args.tokens}"
+                                     f"-m{args.max_prompt_tokens}.json")
     if not stored.exists():  # otherwise collected before: the base model and the prompts have not changed
         t0 = time.perf_counter()
-        rows = collect(base, training_prompts(), args.block, args.tokens, args.max_prompt_tokens, args.prompts, _progress)
+        rows = collect(base, training_prompts(), args.block, args.tokens, args.max_prompt_tokens, args.prompts,
+                       _progress)
         print(file=sys.stderr)
         stored.parent.mkdir(parents=True, exist_ok=True)
         stored.write_text(json.dumps({"seconds": round(time.perf_counter() - t0), "rows": rows}))
     collected = json.loads(stored.read_text())
     rows, collect_s = collected["rows"], collected["seconds"]
     model = load(None, "cpu", "float32").model  # this process's own copy: wrapped and trained
-    wrapped, facts = train(model, rows, args.steps, args.states, args.rank, args.alpha, args.lr, args.ar_weight, args.seed)
+    wrapped, facts = train(model, rows, args.steps, args.states, args.rank, args.alpha, args.lr, args.ar_weight,
+                           args.seed)
     out = Path(args.out)
     path = lora.save(wrapped, out, {"target": base.name, "block": args.block})
     tuned = lora.target_for(base, "cllm", {"adapter": str(out)})  # from the saved float16 file, as shipped
     held = [r["prompt"] for r in load_prompts(str(SPECBENCH), split="heldout", per_category=1)][: args.eval_prompts]
     tau = held_out_tau(base, tuned, held, args.block, args.tokens)
-    facts.update(threads=args.threads, block=args.block, max_prompt_tokens=args.max_prompt_tokens, prompts=len(rows), tokens=args.tokens, collect_seconds=collect_s,
+    facts.update(threads=args.threads, block=args.block, max_prompt_tokens=args.max_prompt_tokens, prompts=len(rows),
+                 tokens=args.tokens, collect_seconds=collect_s,
                  states_total=sum(len(b["states"]) for r in rows for b in r["blocks"]),
                  mb=round(path.stat().st_size / 2**20, 1), heldout=tau, eval_prompts=len(held))
     (out / "stats.json").write_text(json.dumps({"target": base.name, **facts}, indent=1) + "\n")
@@ -207,18 +214,19 @@ def card(facts: dict, target: str, command: str, label: str) -> str:
     lines = [f"# {target} + {label}: consistency-trained Jacobi (CLLM)", "",
              f"LoRA deltas (rank {facts['rank']}, alpha {facts['alpha']}) on every attention and MLP projection of "
              f"{target}, float16 safetensors ({facts['mb']} MB); `cllm` merges them into a copy of the target and runs "
-             "Jacobi decoding on it. Lossless only relative to the fine-tuned model: its greedy output equals AR on the "
-             "fine-tuned model, not on the base model. The numbers below are also in stats.json.", "",
+             "Jacobi decoding on it. Lossless only relative to the fine-tuned model: its greedy output equals AR on "
+             "the fine-tuned model, not on the base model. The numbers below are also in stats.json.", "",
              "## Training",
              f"- command: `{command}`",
-             f"- data: greedy Jacobi trajectories of the base model (blocks of n = {facts['block']}, init repeat) on the "
-             f"first {facts['prompts']} training prompts of at most {facts['max_prompt_tokens']} tokens (Spec-Bench's training split and the shipped "
-             f"prompts, never the held-out split), {facts['tokens']} answer tokens each: {facts['states_total']} states "
+             f"- data: greedy Jacobi trajectories of the base model (blocks of n = {facts['block']}, init repeat) "
+             f"on the first {facts['prompts']} training prompts of at most {facts['max_prompt_tokens']} tokens "
+             "(Spec-Bench's training split and the shipped prompts, never the held-out split), "
+             f"{facts['tokens']} answer tokens each: {facts['states_total']} states "
              f"(collected in {facts['collect_seconds']} s)",
              f"- loss: consistency (from a state of a block, cross-entropy of the predictions at the block's positions "
              f"against the fixed point) + {facts['ar_weight']} x AR (cross-entropy on the model's own greedy answer)",
-             f"- steps: {facts['steps']}, one prompt per step with {facts['states']} random states of each block packed in "
-             f"one row; AdamW lr {facts['lr']} (warm-up, linear decay), seed {facts['seed']}",
+             f"- steps: {facts['steps']}, one prompt per step with {facts['states']} random states of each block "
+             f"packed in one row; AdamW lr {facts['lr']} (warm-up, linear decay), seed {facts['seed']}",
              f"- loss (consistency, AR): first 20 steps {facts['loss_first']}, last 20 {facts['loss_last']}",
              f"- time: {facts['seconds']} s on the CPU ({facts['threads']} torch thread(s))", "",
              f"## Held-out Jacobi τ (tokens per target forward; {facts['eval_prompts']} Spec-Bench held-out prompts, "

@@ -134,7 +134,8 @@ def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int,
         losses.append(loss.item())
         if (step + 1) % log_every == 0 or step + 1 == steps:
             recent = sum(losses[-log_every:]) / len(losses[-log_every:])
-            print(f"draft: step {step + 1}/{steps}  loss {recent:.3f}  {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            print(f"draft: step {step + 1}/{steps}  loss {recent:.3f}  {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr)
     after = agreement(draft, held) if held else None
     facts = {"layers": layers, "vocab": len(ids), "steps": steps, "seed": seed, "batch": batch, "lr": lr,
              "prompt_weight": prompt_weight, "rows": len(train_rows), "heldout_rows": len(held),
@@ -157,8 +158,10 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
         "## Training",
         f"- command: `{command}`",
         f"- data: {data} (self-distillation: the target's own answers; {manifest}), "
-        f"{facts['rows']} training rows with {facts['answer_tokens']} answer tokens; {facts['heldout_rows']} rows held out by prompt",
-        f"- loss: cross-entropy against the target's p over the subset; answer positions weight 1, prompt positions {facts['prompt_weight']}",
+        f"{facts['rows']} training rows with {facts['answer_tokens']} answer tokens; "
+        f"{facts['heldout_rows']} rows held out by prompt",
+        "- loss: cross-entropy against the target's p over the subset; answer positions weight 1, "
+        f"prompt positions {facts['prompt_weight']}",
         f"- init: the target's first {facts['layers']} layer(s) and final norm",
         f"- steps: {facts['steps']} (batch {facts['batch']} rows, {facts['epochs']} epochs), AdamW lr {facts['lr']} "
         f"(warm-up, cosine), seed {facts['seed']}",
@@ -170,7 +173,8 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
             f"## Held-out rows ({after['tokens']} answer tokens, teacher-forced)",
             "| | α (draft greedy token = target's) | target token in the subset | τ for k = 4 (i.i.d. estimate) |",
             "|---|---|---|---|",
-            f"| before training | {before['alpha']:.3f} | {before['coverage']:.3f} | {chain_tau(before['alpha'], 4):.2f} |",
+            f"| before training | {before['alpha']:.3f} | {before['coverage']:.3f} | "
+            f"{chain_tau(before['alpha'], 4):.2f} |",
             f"| after training | {after['alpha']:.3f} | {after['coverage']:.3f} | {chain_tau(after['alpha'], 4):.2f} |",
         ]
     return "\n".join(lines) + "\n"
@@ -205,5 +209,6 @@ def command(args, argv) -> int:
     cmd = command_line(argv)
     shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
-    print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}", file=sys.stderr)
+    print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
+          file=sys.stderr)
     return 0

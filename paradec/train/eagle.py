@@ -68,7 +68,8 @@ def batch_of(rows: list[dict], idx: list[int], crop: int, gen, device="cpu") -> 
     L = max(len(r["tokens"]) for r in picked)
 
     def pad(key, fill=0):
-        return torch.stack([F.pad(r[key], (0, 0) * (r[key].dim() - 1) + (0, L - len(r[key])), value=fill) for r in picked])
+        return torch.stack([F.pad(r[key], (0, 0) * (r[key].dim() - 1) + (0, L - len(r[key])), value=fill)
+                            for r in picked])
 
     valid = torch.stack([torch.arange(L) < len(r["tokens"]) for r in picked])
     out = {"tokens": pad("tokens"), "answer": pad("answer", False), "feats": pad("feats").float(),
@@ -76,7 +77,8 @@ def batch_of(rows: list[dict], idx: list[int], crop: int, gen, device="cpu") -> 
     return {k: v.to(device) for k, v in out.items()}
 
 
-def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float, noise: float = 0.0) -> tuple[torch.Tensor, list]:
+def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float,
+            noise: float = 0.0) -> tuple[torch.Tensor, list]:
     """The unrolled loss of one batch -> (loss, per-step (agreements, counts)). rows: LM-head
     rows (V', H) for the soft targets (and EAGLE-1's draft logits)."""
     tok, valid, final = b["tokens"], b["valid"], b["final"]
@@ -131,7 +133,8 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     embed = target.get_input_embeddings()
     params = [p for p in head.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / 30, 0.5 * (1 + math.cos(math.pi * s / steps))))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / 30, 0.5 * (1 + math.cos(math.pi * s / steps))))
     gen = torch.Generator().manual_seed(seed)
     before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
     t0, best, losses = time.perf_counter(), (-1.0, 0, None, None), []
@@ -151,12 +154,14 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
             score = sum(acc)  # agreement summed over unrolled steps: deeper drafts count too
             if score > best[0]:
                 best = (score, step + 1, copy.deepcopy(head.state_dict()), acc)
-            log(f"eagle{version}: step {step + 1}/{steps} loss {sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:]):.3f} "
+            recent = sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:])
+            log(f"eagle{version}: step {step + 1}/{steps} loss {recent:.3f} "
                 f"held-out agreement {[round(a, 3) for a in acc]} ({time.perf_counter() - t0:.0f} s)")
     head.load_state_dict(best[2])
     facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": best[1], "ttt": unroll, "batch": batch,
-             "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows), "heldout_rows": len(held),
-             "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(time.perf_counter() - t0),
+             "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows),
+             "heldout_rows": len(held), "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)),
+             "seconds": round(time.perf_counter() - t0),
              "device": "the CPU" if device.type == "cpu" else str(device),
              "before": before, "after": best[3]}
     return head.eval(), facts
@@ -225,23 +230,28 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
             f"{facts['vocab']} most frequent answer tokens with those rows of the target's LM head (not stored)"
             if v == 1 else
             "fc fusing the target's low, middle and high layer features (3H -> H), one decoder layer over "
-            f"[norm(embedding), norm(feature)], a final norm and its own LM head over a {facts['vocab']}-token draft vocabulary "
-            "(vocab_ids: draft id -> target id)")
-    loss = ("smooth-L1 to the target's next feature + 0.1 x cross-entropy to the target's soft p (over V')" if v == 1 else
+            f"[norm(embedding), norm(feature)], a final norm and its own LM head over a {facts['vocab']}-token draft "
+            "vocabulary (vocab_ids: draft id -> target id)")
+    loss = ("smooth-L1 to the target's next feature + 0.1 x cross-entropy to the target's soft p (over V')"
+            if v == 1 else
             f"cross-entropy to the target's soft p over V', unrolled {facts['ttt']} steps on the head's own outputs "
             "(training-time test), step j weighted 0.8^(j-1)")
     lines = [f"# EAGLE-{v} head for {target}", "", what + ". Weights float16, safetensors.", "", "## Training",
              f"- command: `{command}`",
              f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows "
-             f"({facts['answer_tokens']} answer tokens), {facts['heldout_rows']} rows held out (every {VALIDATION_EVERY}th prompt); "
-             "no Spec-Bench held-out prompt (question_id % 4 == 1, the ones `bench --split heldout` runs) is in the data",
+             f"({facts['answer_tokens']} answer tokens), {facts['heldout_rows']} rows held out "
+             f"(every {VALIDATION_EVERY}th prompt); "
+             "no Spec-Bench held-out prompt (question_id % 4 == 1, the ones `bench --split heldout` runs) "
+             "is in the data",
              f"- loss: {loss}; answer positions weight 1, prompt positions {facts['prompt_weight']}",
              "- init: fc passes the feature through, the layer's output projections at zero (the identity)"
              + ("; norm and LM head from the target's" if v == 3 else ""),
-             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
-             f"(warm-up, cosine), seed {facts['seed']}; kept the state of step {facts['kept_step']} (best held-out agreement)",
+             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), "
+             f"AdamW lr {facts['lr']} (warm-up, cosine), seed {facts['seed']}; "
+             f"kept the state of step {facts['kept_step']} (best held-out agreement)",
              f"- time: {facts['seconds']} s on {facts['device']}", "",
-             "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, steps 2-3 on the head's own)",
+             "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, "
+             "steps 2-3 on the head's own)",
              "| | step 1 | step 2 | step 3 |", "|---|---|---|---|",
              "| before training | " + " | ".join(f"{a:.3f}" for a in facts["before"][:3]) + " |",
              "| after training | " + " | ".join(f"{a:.3f}" for a in facts["after"][:3]) + " |"]

@@ -34,7 +34,8 @@ def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
 def logits_of(adapter, target, feats: torch.Tensor, valid: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """(B, L, V') adapter logits over the subset, from exit states (B, L, H)."""
     pos = torch.arange(feats.shape[1], device=feats.device)[None].expand(feats.shape[0], -1)
-    h = run_layers([adapter.layer], target.model.rotary_emb, feats, pos, causal_mask(feats.shape[1], feats.shape[1], feats, valid))
+    h = run_layers([adapter.layer], target.model.rotary_emb, feats, pos,
+                   causal_mask(feats.shape[1], feats.shape[1], feats, valid))
     return target.model.norm(h) @ rows.T
 
 
@@ -95,7 +96,8 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
         p.requires_grad_(False)
     rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
     opt = torch.optim.AdamW(adapter.layer.parameters(), lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / 20, 0.5 * (1 + math.cos(math.pi * s / steps))))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / 20, 0.5 * (1 + math.cos(math.pi * s / steps))))
     gen = torch.Generator().manual_seed(seed)
     before = evaluate(adapter, target, held, rows)
     t0, best, losses = time.perf_counter(), (before, 0, copy.deepcopy(adapter.state_dict())), []
@@ -171,14 +173,15 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              "tokens (not stored). Weights float16, safetensors; the numbers below are also in stats.json.", "",
              "## Training",
              f"- command: `{command}`",
-             f"- data: {data} (self-distillation: the target's own answers; {manifest}); {facts['rows']} training rows, "
-             f"{facts['heldout_rows']} held out (every {VALIDATION_EVERY}th prompt)",
-             f"- input: the target's state after layer {facts['exit_layer']} at each position (causal attention over the "
-             "row); target: the target's soft p at the same position over V' (cross-entropy); answer positions weight 1, "
-             f"prompt positions {facts['prompt_weight']}",
+             f"- data: {data} (self-distillation: the target's own answers; {manifest}); "
+             f"{facts['rows']} training rows, {facts['heldout_rows']} held out (every {VALIDATION_EVERY}th prompt)",
+             f"- input: the target's state after layer {facts['exit_layer']} at each position "
+             "(causal attention over the row); target: the target's soft p at the same position over V' "
+             f"(cross-entropy); answer positions weight 1, prompt positions {facts['prompt_weight']}",
              f"- init: the target's layer {facts['exit_layer']} (the next one it would run)",
-             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), AdamW lr {facts['lr']} "
-             f"(warm-up, cosine), seed {facts['seed']}; kept step {facts['kept_step']} (best held-out agreement)",
+             f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), "
+             f"AdamW lr {facts['lr']} (warm-up, cosine), seed {facts['seed']}; kept step {facts['kept_step']} "
+             "(best held-out agreement)",
              f"- time: {facts['seconds']} s on {facts['device']}", "",
              "## Held-out agreement (draft argmax = target argmax over V', on the held-out rows' answer positions)",
              f"- with the adapter at exit layer {facts['exit_layer']}: {facts['before']:.3f} before training "

@@ -2,8 +2,9 @@
 
 A decode step of B sequences is a forward pass over B rows, and paradec's kernel multiplies up to 12 rows
 for about the price of one (README, "The fast CPU forward"): a batch of 12 wrote 4.5x the tokens per
-second of one sequence at a time here (218 against 48, 64-token answers, prefill included). Prompts are left-padded to one width; a padded key is never attended
-to and positions count only real tokens, so each row's tokens are the ones it would get alone (tested).
+second of one sequence at a time here (218 against 48, 64-token answers, prefill included). Prompts are
+left-padded to one width; a padded key is never attended to and positions count only real tokens, so
+each row's tokens are the ones it would get alone (tested).
 Greedy answers take the argmax; sampled ones draw from the Sampler's p with the run's own generator."""
 from __future__ import annotations
 

@@ -86,7 +86,8 @@ def _fit(model, rows, data: Data, val: Data, steps: int, batch: int, lr: float, 
     kept (a small data set overfits: later steps can be worse)."""
     weights = torch.tensor([0.8**k for k in range(model.num_heads)])  # later heads count less (paper)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * s / steps)))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * s / steps)))
     gen = torch.Generator().manual_seed(seed)
     model.train()
     t0, ema, best = time.perf_counter(), None, (-1.0, 0, None)
@@ -205,7 +206,8 @@ The target stays frozen. Load with `--method medusa` (the default heads) or `--s
   f", and the prompts' own tokens at loss weight {args.prompt_weight}" if args.prompt_weight else ""}),
   {stats['val_positions']} answer positions kept out (every {VALIDATION_EVERY}th prompt's) for the accuracies below.
 - Training: {args.steps} steps of {args.batch} positions, AdamW (lr {args.lr}, weight decay 0.01, warm-up then cosine),
-  loss weights 0.8^k per head, seed {args.seed}, {seconds:.0f} s on this machine's CPU; final loss {stats['final_loss']}.
+  loss weights 0.8^k per head, seed {args.seed}, {seconds:.0f} s on this machine's CPU; \
+final loss {stats['final_loss']}.
   Every {EVAL_EVERY} steps the kept-out sequences scored the heads (expected accepted drafts of a 12-node tree);
   the best state, after step {stats['kept_step']}, is the one shipped. The same sequences give the accuracies below
   and grow the tree, so those numbers are a little optimistic: the benchmark below is the independent measure.
@@ -240,7 +242,8 @@ def add_parser(sub) -> None:
     t.add_argument("--layers", type=int, default=1, help="residual blocks per head")
     t.add_argument("--steps", type=int, default=600)
     t.add_argument("--batch", type=int, default=512, help="positions per step")
-    t.add_argument("--vocab", type=int, default=4096, help="V': how many of the most frequent answer tokens the heads score")
+    t.add_argument("--vocab", type=int, default=4096,
+                   help="V': how many of the most frequent answer tokens the heads score")
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--prompt-weight", type=float, default=0.0,
@@ -264,8 +267,8 @@ def command(args, argv) -> int:
     target = load(args.model, "cpu", "float32")
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
-    heads, stats = train(load_shards(Path(args.data).expanduser(), ("hidden",)), lm, args.heads, args.layers, args.steps,
-                         args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
+    heads, stats = train(load_shards(Path(args.data).expanduser(), ("hidden",)), lm, args.heads, args.layers,
+                         args.steps, args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
     paths, table = choose_tree(stats["accuracy"], verify_ms(target.decoder) if args.measure else VERIFY_MS)

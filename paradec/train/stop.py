@@ -88,7 +88,8 @@ def scores(p: torch.Tensor, y: torch.Tensor, q_max: torch.Tensor) -> dict:
     base_ll = -(base * torch.log(torch.tensor(base + eps)) + (1 - base) * torch.log(torch.tensor(1 - base + eps)))
     order = p.argsort()
     bins = [[round(float(p[b].mean()), 3), round(float(y[b].mean()), 3), len(b)] for b in order.chunk(10) if len(b)]
-    return {"samples": len(y), "accepted": round(base, 4), "log_loss": round(ll, 4), "base_log_loss": round(float(base_ll), 4),
+    return {"samples": len(y), "accepted": round(base, 4), "log_loss": round(ll, 4),
+            "base_log_loss": round(float(base_ll), 4),
             "auc": round(auc(p, y), 4), "auc_q_max": round(auc(q_max, y), 4), "calibration": bins}
 
 
