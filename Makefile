@@ -20,10 +20,12 @@ run: $(STAMP)
 # Everything: the fast tier on both cores, then the slow tier (embedded model, browser, large samples,
 # timing-sensitive concurrency) alone, so that nothing else competes with it for the cores.
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
 	$(BIN)/python -m pytest -q -m slow tests
 
 check: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
 
 # Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
