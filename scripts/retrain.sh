@@ -22,4 +22,14 @@ step early-exit-smollm2 early_exit --steps 1500 --threads 2
 if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi
-echo "retrain: all done in $out"
+echo "retrain: all trained in $out"
+# Before against after, in one run each (13 held-out prompts, 64 tokens): the shipped drafters beside the new.
+if [ ! -f "$out/compare.json" ]; then
+  "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare.json" --methods \
+    "medusa,medusa[heads=$out/medusa-smollm2],eagle,eagle[head=$out/eagle-smollm2],eagle2,eagle2[head=$out/eagle-smollm2],eagle3,eagle3[head=$out/eagle3-smollm2],early_exit,early_exit[adapter=$out/early-exit-smollm2]"
+fi
+if [ ! -f "$out/compare-sps.json" ]; then
+  "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare-sps.json" \
+    --methods sps --draft "trained:$out/sps-smollm2"
+fi
+echo "retrain: done; compare $out/compare*.json with assets/bench/cpu-2core.json"
