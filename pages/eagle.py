@@ -1,6 +1,8 @@
 import streamlit as st
 
+from paradec import catalog
 from ui import draft_length, eagle, sizing, sources
+from ui.controls import controls
 from ui.page import method_page
 
 TITLE = "EAGLE-1/2/3: drafting at the feature level"
@@ -73,16 +75,11 @@ def version() -> str:
 def params(method: str) -> dict:
     if method == "eagle":
         c = st.columns(3)
-        tree = c[0].selectbox("Static tree", TREES, key="eagle.tree")
-        return {"tree": tree, **draft_length.controls(method, 0.3, c[1:])}
-    d = sizing.defaults(method, {"depth": 4, "top_k": 4, "total_tokens": 11})
-    c = st.columns(3)
-    return {
-        "depth": c[0].slider("depth (draft steps)", 1, 12, d["depth"], key=f"{method}.depth"),
-        "top_k": c[1].slider("top_k (expanded per depth)", 1, 16, d["top_k"], key=f"{method}.top_k"),
-        "total_tokens": c[2].slider("total_tokens (verified)", 1, 128, d["total_tokens"], key=f"{method}.total_tokens"),
-        **draft_length.controls(method, 0.3),
-    }
+        tree = c[0].selectbox(catalog.method("eagle").param("tree").label, TREES, key="eagle.tree",
+                              help=catalog.method("eagle").param("tree").help)  # the presets of a free-form value
+        return {"tree": tree, **draft_length.controls(method, c[1:])}
+    return {**controls(method, ["depth", "top_k", "total_tokens"], sizing.defaults(method)),
+            **draft_length.controls(method)}
 
 
 st.title(TITLE)

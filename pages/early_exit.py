@@ -3,8 +3,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from paradec import catalog
 from paradec.plots.style import FROM_RUN
 from ui import draft_length
+from ui.controls import control
 from ui.page import method_page
 from ui.style import header
 
@@ -30,11 +32,13 @@ HOW = """1. Run the new tokens through the target's first **exit_layer** layers 
 
 def params() -> dict:
     c = st.columns(3)
-    k = c[0].slider("k (tokens drafted; the most a rule drafts)", 1, 16, 4, key="early_exit.k")
-    adapter = ADAPTERS[c[1].selectbox("adapter", list(ADAPTERS), key="early_exit.adapter")]
-    # The shipped adapter was trained on layer 2's states: other depths run without one.
-    exit_layer = c[2].slider("exit layer", 1, 29, 2, key="early_exit.exit_layer") if adapter == "none" else 2
-    return {"k": k, "exit_layer": exit_layer, "adapter": adapter, **draft_length.controls("early_exit", 0.4)}
+    k = control("early_exit", "k", c[0])
+    adapter = ADAPTERS[c[1].selectbox("adapter", list(ADAPTERS), key="early_exit.adapter",
+                                      help=catalog.method("early_exit").param("adapter").help)]
+    # The shipped adapter was trained on layer 2's states: other depths run without one. The embedded
+    # model has 30 layers: the draft keeps at least one for the verifier.
+    exit_layer = control("early_exit", "exit_layer", c[2], high=29) if adapter == "none" else 2
+    return {"k": k, "exit_layer": exit_layer, "adapter": adapter, **draft_length.controls("early_exit")}
 
 
 def depth_table() -> None:

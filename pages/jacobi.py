@@ -4,6 +4,7 @@ from paradec.plots.jacobi import ROWS, committed_figure, grid_figure
 from paradec.plots.style import FROM_RUN
 from paradec.trace import Trace
 from ui import sources
+from ui.controls import controls
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -48,12 +49,7 @@ gives the numbers)."""
 
 
 def params() -> dict:
-    c = st.columns(2)
-    return {
-        "block": c[0].slider("block size n (guesses per pass)", 1, 32, 8, key="jacobi.block"),
-        "init": c[1].selectbox("initial guess", ["repeat", "pad", "random"], key="jacobi.init",
-                               help="repeat the last token, pad with token 0, or random context tokens (seeded)"),
-    }
+    return controls("jacobi", ["block", "init"])
 
 
 def panels(trace: Trace, i: int) -> dict:

@@ -5,6 +5,7 @@ from paradec.plots.style import FROM_RUN
 from paradec.plots.tokens import label
 from paradec.trace import Trace
 from ui import sizing
+from ui.controls import controls
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -35,13 +36,7 @@ that needs τ above the ratio of pass costs, about 2. On a GPU the window is nea
 
 
 def params() -> dict:
-    d = sizing.defaults("lookahead", {"window": 4, "ngram": 3, "candidates": 2})
-    c = st.columns(3)
-    return {
-        "window": c[0].slider("W (window columns)", 1, 16, d["window"], key="lookahead.window"),
-        "ngram": c[1].slider("N (n-gram size)", 2, 6, d["ngram"], key="lookahead.ngram"),
-        "candidates": c[2].slider("G (candidates verified)", 0, 10, d["candidates"], key="lookahead.candidates"),
-    }
+    return controls("lookahead", ["window", "ngram", "candidates"], sizing.defaults("lookahead"))
 
 
 def story(trace: Trace, i: int) -> str:

@@ -7,6 +7,7 @@ from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.trace import Trace
 from paradec.tree import MEDUSA_TREES
 from ui import draft_length, sizing
+from ui.controls import control
 from ui.page import method_page
 from ui.style import chart, header
 
@@ -42,7 +43,7 @@ HEADS_DEFAULT = "the heads' default"
 def tree_editor() -> str:
     """A preset, then paths removed or added: the tree as JSON ("" = the heads' default)."""
     names = [HEADS_DEFAULT, *MEDUSA_TREES]
-    sized = sizing.defaults("medusa", {}).get("tree", HEADS_DEFAULT)  # a GPU opens on a GPU-sized tree
+    sized = sizing.defaults("medusa")["tree"] or HEADS_DEFAULT  # a GPU opens on a GPU-sized tree
     preset = st.selectbox("Tree preset", names, index=names.index(sized), key="medusa.preset")
     base = MEDUSA_TREES.get(preset, [])
     typed = st.text_input("Add paths (JSON, e.g. [[3], [0, 2]])", key="medusa.add", placeholder="[[3], [0, 2]]")
@@ -61,11 +62,8 @@ def tree_editor() -> str:
 
 
 def params() -> dict:
-    acceptance = st.radio("Acceptance", ["exact", "typical"], horizontal=True, key="medusa.acceptance",
-                          help="exact: greedy matching, or lossless sampling. typical: Medusa-2's typical "
-                               "acceptance, faster when sampling but LOSSY (the output is not the target's "
-                               "distribution).")
-    rule = draft_length.controls("medusa", 0.3)  # how many of the tree's depths a step keeps
+    acceptance = control("medusa", "acceptance")
+    rule = draft_length.controls("medusa")  # how many of the tree's depths a step keeps
     return {"tree": tree_editor(), "acceptance": acceptance, **rule}
 
 

@@ -4,6 +4,7 @@ from paradec.plots import timeline
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.trace import Trace
 from ui import sources
+from ui.controls import controls
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 from ui.style import chart, header
@@ -41,14 +42,7 @@ was lent), where the verify pass has the GPU to itself."""
 
 
 def params() -> dict:
-    c = st.columns(4)
-    return {
-        "k": c[0].slider("k (draft length)", 1, 8, 4, key="mirror.k"),
-        "bets": c[1].slider("bets (outcomes drafted ahead)", 1, 16, 8, key="mirror.bets"),
-        "parallel": c[2].toggle("draft while the target verifies", True, key="mirror.parallel"),
-        "draft_device": c[3].selectbox("worker's draft on", ["same", "cpu"], key="mirror.draft_device",
-                                       help="cpu: a CPU copy of the draft when the target is on a GPU"),
-    }
+    return controls("mirror", ["k", "bets", "parallel", "draft_device"])
 
 
 def draft() -> str:

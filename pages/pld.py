@@ -1,5 +1,5 @@
-import streamlit as st
 
+from ui.controls import controls
 from ui.page import method_page
 
 INTRO = """**Prompt lookup decoding** drafts with no model at all: it finds the last few generated
@@ -16,12 +16,7 @@ HOW = """1. Take the last *n* committed tokens (longest n-gram first, `ngram_max
 
 
 def params() -> dict:
-    c = st.columns(3)
-    return {
-        "k": c[0].slider("k (tokens copied at most)", 1, 16, 8, key="pld.k"),
-        "ngram_max": c[1].slider("longest n-gram", 1, 5, 3, key="pld.ngram_max"),
-        "ngram_min": c[2].slider("shortest n-gram", 1, 5, 1, key="pld.ngram_min"),
-    }
+    return controls("pld", ["k", "ngram_max", "ngram_min"])
 
 
 method_page("pld", "Prompt lookup decoding", INTRO, HOW, params)

@@ -2,6 +2,7 @@ import streamlit as st
 
 from paradec.trace import Trace
 from ui import draft_length
+from ui.controls import control
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 
@@ -39,10 +40,7 @@ threshold. Every extra token costs a draft pass and a wider verify pass; it pays
 
 def params() -> dict:
     c = st.columns(3)
-    return {
-        "k": c[0].slider("k (draft length)", 1, 16, 4, key="sps.k"),
-        **draft_length.controls("sps", 0.4, c[1:]),
-    }
+    return {"k": control("sps", "k", c[0]), **draft_length.controls("sps", c[1:])}
 
 
 def draft() -> str:

@@ -8,7 +8,7 @@ import codecs
 import json
 import sys
 
-from . import methods
+from . import catalog, methods
 from .data import SPECBENCH
 from .trace import TraceError
 
@@ -36,7 +36,8 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="python -m paradec", description="Parallel decoding, run for real and traced.")
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    r = sub.add_parser("run", help="decode one prompt with one method")
+    r = sub.add_parser("run", help="decode one prompt with one method", epilog=catalog.help_text(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--method", required=True)
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     src = r.add_mutually_exclusive_group(required=True)

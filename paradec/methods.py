@@ -1,9 +1,8 @@
-"""The method registry: name -> drafter class, and --set KEY=VALUE parsing against the
-drafter's own signature (so a new method declares its parameters once, in __init__)."""
+"""The method registry: name -> drafter class. What each method's parameters are lives in paradec.catalog
+(torch-free, one place); here --set KEY=VALUE strings and typed values are parsed and checked against it."""
 from __future__ import annotations
 
-import inspect
-
+from . import catalog
 from .drafters.base import Drafter
 from .drafters.cllm import Cllm
 from .drafters.eagle import Eagle, Eagle2, Eagle3
@@ -20,9 +19,6 @@ METHODS: dict[str, type[Drafter]] = {
     "medusa": Medusa, "eagle": Eagle, "eagle2": Eagle2, "eagle3": Eagle3,
     "early_exit": EarlyExit, "cllm": Cllm, "mirror": Mirror,
 }
-DRAFT_MODEL_ARG = "draft_model"  # a drafter that takes this argument needs a draft model
-TARGET_MODEL_ARG = "target_model"  # a drafter that takes this one reads the target's weights (Medusa's LM head,
-                                   # early exit's layers)
 
 
 class InputError(ValueError):
@@ -30,26 +26,32 @@ class InputError(ValueError):
 
 
 def check_method(method: str) -> type[Drafter]:
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    describe(method)
     return METHODS[method]
 
 
+def describe(method: str) -> catalog.Method:
+    """The method's description (paradec.catalog); InputError for an unknown method."""
+    try:
+        return catalog.method(method)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
 def needs_draft_model(method: str) -> bool:
-    return DRAFT_MODEL_ARG in inspect.signature(check_method(method).__init__).parameters
+    return describe(method).needs == "draft"
 
 
 def weights_named(method: str, params: dict) -> dict[str, str]:
     """The parameters among params that name weights to read (a file, a folder, a hub id), with
     their values; the values that name none (the shipped weights, "none") are left out."""
-    spare = check_method(method).weights
+    spare = {p.name: p.spare for p in describe(method).params if p.weights}
     return {k: v for k, v in params.items() if k in spare and v not in spare[k]}
 
 
 def defaults(method: str) -> dict:
     """The method's parameters and their default values."""
-    sig = inspect.signature(check_method(method).__init__)
-    return {n: p.default for n, p in sig.parameters.items() if n not in ("self", DRAFT_MODEL_ARG, TARGET_MODEL_ARG)}
+    return describe(method).defaults()
 
 
 def lossy(method: str, params: dict) -> str:
@@ -58,29 +60,34 @@ def lossy(method: str, params: dict) -> str:
 
 
 def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None) -> dict:
-    """KEY=VALUE strings (or a dict) -> typed parameters; what they leave out comes from `base`
+    """KEY=VALUE strings (or a dict) -> typed, checked parameters; what they leave out comes from `base`
     (the device's sizes, see paradec.presets.Profile.params), then the method's defaults."""
-    known = defaults(method)
+    desc = describe(method)
+    known = desc.defaults()
     items = pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]
     params = {**known, **{k: v for k, v in (base or {}).items() if k in known}}
     for key, value in items:
         if key not in known:
             choices = ", ".join(known) or "none"
             raise InputError(f"unknown parameter {key!r} for method {method!r} (its parameters: {choices})")
-        params[key] = _coerce(key, value, known[key])
+        param = desc.param(key)
+        params[key] = _coerce(key, value, param.kind)
+        try:
+            param.check(params[key])
+        except ValueError as e:
+            raise InputError(f"{method}: {e}") from None
     return params
 
 
 def make_drafter(method: str, params: dict, draft_model=None, target_model=None) -> Drafter:
-    cls = check_method(method)
-    if TARGET_MODEL_ARG in inspect.signature(cls.__init__).parameters:
-        params = {**params, TARGET_MODEL_ARG: target_model}
+    desc, cls = describe(method), check_method(method)
+    models = {"target_model": target_model} if desc.reads_target else {}
     try:
-        if needs_draft_model(method):
+        if desc.needs == "draft":
             if draft_model is None:
                 raise InputError(f"method {method!r} needs a draft model (--draft ID_OR_PATH)")
-            return cls(draft_model, **params)
-        return cls(**params)
+            return cls(draft_model, **models, **params)
+        return cls(**models, **params)
     except ValueError as e:
         raise InputError(f"{method}: {e}") from None
 
@@ -92,8 +99,7 @@ def _split(pair: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def _coerce(key: str, value, default):
-    kind = type(default)
+def _coerce(key: str, value, kind: type):
     if not isinstance(value, str):  # already typed (the app's widgets, a JSON request): check it
         if kind is float and type(value) is int:  # JSON writes 1.0 as 1
             return float(value)

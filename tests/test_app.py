@@ -76,7 +76,7 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert at.selectbox(key="medusa.preset").value == "the heads' default"
     at.selectbox(key="medusa.preset").set_value("chain4").run()
     assert at.multiselect(key="medusa.paths.chain4.").value == ["[0]", "[0, 0]", "[0, 0, 0]", "[0, 0, 0, 0]"]
-    at.radio(key="medusa.acceptance").set_value("typical").run()
+    at.selectbox(key="medusa.acceptance").set_value("typical").run()
     assert not at.exception
 
 

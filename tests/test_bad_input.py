@@ -47,7 +47,7 @@ def test_parse_paths_caps_the_tree():
     ("eagle", f"tree={WIDE}", ["more than 256 nodes"]),
     ("eagle", f"tree={DEEP}", ["tree"]),
     ("eagle", "tree=[[100000]]", ["rank 100000", "scores only"]),
-    ("eagle2", "total_tokens=100000", ["total_tokens <= 256"]),
+    ("eagle2", "total_tokens=100000", ["total_tokens must be between 1 and 256"]),
     ("eagle2", "top_k=nan", ["top_k", "int"]),
 ])
 def test_trees_past_the_cap(capfd, tiny_dir, heads, method, value, words):

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paradec import methods, tree
+from paradec.catalog import METHODS
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.draft_length import SCHEDULES
-from paradec.drafters.jacobi import INITS
 from paradec.engine import decode
 from paradec.models import Loaded, truncated
 from paradec.sampling import Sampler
@@ -118,7 +118,8 @@ PARAMS = {
     "sps": st.builds(lambda k, r: {"k": k, **r}, st.integers(1, 8), rules),
     "pld": st.integers(1, 3).flatmap(lambda lo: st.fixed_dictionaries(
         {"k": st.integers(1, 10), "ngram_min": st.just(lo), "ngram_max": st.integers(lo, lo + 2)})),
-    "jacobi": st.fixed_dictionaries({"block": st.integers(1, 12), "init": st.sampled_from(INITS)}),
+    "jacobi": st.fixed_dictionaries({"block": st.integers(1, 12),
+                                     "init": st.sampled_from(METHODS["jacobi"].param("init").choices)}),
     "lookahead": st.fixed_dictionaries({"window": st.integers(1, 6), "ngram": st.integers(2, 4),
                                         "candidates": st.integers(0, 4)}),
     "medusa": st.builds(lambda p, r: {"tree": json.dumps(p), **r}, rank_paths, rules),

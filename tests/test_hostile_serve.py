@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import save_file
 from test_serve import get, post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import methods, serve
+from paradec import catalog, methods, serve
 from paradec.drafters import medusa_heads
 from paradec.lanes import Lane
 
@@ -24,8 +24,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 # Parameters whose str values are choices the drafter checks itself; any other str parameter names
 # weights and must be declared in its drafter's `weights`, which the service guards.
-CHOICES = {"tree", "acceptance", "draft_length", "init", "draft_device"}
-WEIGHTS = [(m, name) for m, cls in methods.METHODS.items() for name in cls.weights]
+CHOICES = {"tree"}  # a preset's name or JSON paths: parsed, never opened
+WEIGHTS = [(m, p.name) for m, d in catalog.METHODS.items() for p in d.params if p.weights]
 SECRET = "secret_tensor_name_4242"
 
 
@@ -50,10 +50,10 @@ def files(tmp_path_factory):
 
 
 def test_every_string_parameter_is_a_choice_or_declared_weights():
-    for method, cls in methods.METHODS.items():
-        for name, default in methods.defaults(method).items():
-            if isinstance(default, str):
-                assert name in CHOICES or name in cls.weights, f"{method}.{name}: declare it in {cls.__name__}.weights"
+    for method, desc in catalog.METHODS.items():
+        for p in desc.params:
+            if p.kind is str:
+                assert p.choices or p.name in CHOICES or p.weights, f"{method}.{p.name}: declare it in paradec.catalog"
     assert {n for _, n in WEIGHTS} == {"heads", "head", "adapter"}
 
 

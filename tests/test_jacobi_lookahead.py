@@ -6,8 +6,9 @@ import itertools
 import pytest
 import torch
 
+from paradec.catalog import METHODS
 from paradec.drafters.base import Draft, Drafter
-from paradec.drafters.jacobi import INITS, Jacobi
+from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.engine import decode
 from paradec.sampling import Sampler
@@ -39,7 +40,7 @@ def generate(model, drafter, prompt, n=40):
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_jacobi_greedy_equals_ar(model, prompt):
     expected, _ = generate(model, Drafter(), prompt)
-    for block, init in itertools.product([1, 2, 5, 16], INITS):
+    for block, init in itertools.product([1, 2, 5, 16], METHODS["jacobi"].param("init").choices):
         tokens, steps = generate(model, Jacobi(block, init), prompt)
         assert tokens == expected, (block, init)
         assert all(len(s.tokens) >= 1 and len(s.extras["block"]) == block for s in steps)

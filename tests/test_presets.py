@@ -237,10 +237,10 @@ def test_page_controls_open_on_the_devices_sizes(monkeypatch):
 
     from ui import live, sizing
 
-    cpu = {"depth": 4, "top_k": 4, "total_tokens": 11}
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=False))
-    assert sizing.defaults("eagle3", cpu) == cpu
+    cpu = sizing.defaults("eagle3")
+    assert {k: cpu[k] for k in ("depth", "top_k", "total_tokens")} == {"depth": 4, "top_k": 4, "total_tokens": 11}
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=True))
     monkeypatch.setattr(live, "device_info", lambda: H100)
-    assert sizing.defaults("eagle3", cpu) == {"depth": 6, "top_k": 10, "total_tokens": 64}
-    assert sizing.defaults("medusa", {}) == {"tree": "mc_sim_7b_63"}
+    assert sizing.defaults("eagle3") == {**cpu, "depth": 6, "top_k": 10, "total_tokens": 64}
+    assert sizing.defaults("medusa")["tree"] == "mc_sim_7b_63"

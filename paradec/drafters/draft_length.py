@@ -29,7 +29,8 @@ from pathlib import Path
 
 import torch
 
-MAX_K = 16  # no rule drafts more than this in one step
+from ..catalog import MAX_K  # no rule drafts more than this in one step
+
 FEATURES = ("q_max", "margin", "entropy", "position")
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "sps-smollm2" / "stop.json"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .. import fast
+from .. import catalog, fast
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
@@ -48,13 +48,12 @@ class Eagle(Drafter):
     """EAGLE-1: the head drafts a static tree of rank paths."""
 
     name, version = "eagle", 1
-    weights = {"head": ("",)}
 
     def __init__(self, target_model, head: str = "", tree: str = "cpu10", draft_length: str = "fixed",
                  threshold: float = 0.3):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
         tree: a preset name or rank paths as JSON; draft_length, threshold: the rule that cuts it."""
-        self.params = {"head": head, "tree": tree, "draft_length": draft_length, "threshold": threshold}
+        self.params = catalog.check(self.name, head=head, tree=tree, draft_length=draft_length, threshold=threshold)
         nodes, _ = trees.paths_to_tree(trees.tree_spec(tree, TREES))  # implied prefixes included, parents first
         self.want = {}  # rank path -> the child ranks the tree asks for under it
         for p in nodes:
@@ -180,11 +179,8 @@ class Eagle2(Eagle):
         """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
         expanded per step and children per candidate; total_tokens: candidates kept for the verify
         pass; draft_length, threshold: the rule that decides how many depths a step grows."""
-        if not (1 <= depth <= lengths.MAX_K and 1 <= top_k <= 16 and 1 <= total_tokens <= trees.MAX_NODES):
-            raise ValueError(f"needs 1 <= depth <= {lengths.MAX_K}, 1 <= top_k <= 16 and 1 <= total_tokens <= "
-                             f"{trees.MAX_NODES}")
-        self.params = {"head": head, "depth": depth, "top_k": top_k, "total_tokens": total_tokens,
-                       "draft_length": draft_length, "threshold": threshold}
+        self.params = catalog.check(self.name, head=head, depth=depth, top_k=top_k, total_tokens=total_tokens,
+                                    draft_length=draft_length, threshold=threshold)
         self.schedule = lengths.Schedule(draft_length, depth, threshold)
         self.depth, self.top_k, self.total = depth, top_k, total_tokens
         self.width = top_k

@@ -20,9 +20,9 @@ from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
+from .. import catalog
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter, first_line
-from .draft_length import MAX_K
 from .subset import VocabSubset, read_weights, save_weights
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "early-exit-smollm2"
@@ -81,19 +81,16 @@ def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=N
 
 class EarlyExit(Drafter):
     name = "early_exit"
-    weights = {"adapter": ("", "none")}
 
     def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = "", draft_length: str = "fixed",
                  threshold: float = 0.4):
         """adapter: a folder ("" = the shipped one, trained at exit layer 2) or "none" (no adapter);
         draft_length, threshold: the rule that decides how many of up to k tokens a step drafts."""
+        self.params = catalog.check(self.name, k=k, exit_layer=exit_layer, adapter=adapter,
+                                    draft_length=draft_length, threshold=threshold)
         total = target_model.config.num_hidden_layers
-        if not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be between 1 and {MAX_K}")
-        if not 1 <= exit_layer < total:
+        if not exit_layer < total:
             raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")
-        self.params = {"k": k, "exit_layer": exit_layer, "adapter": adapter, "draft_length": draft_length,
-                       "threshold": threshold}
         self.schedule = lengths.Schedule(draft_length, k, threshold)
         base = target_model.model  # shared, read-only: only its modules are called
         self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import torch
 
+from .. import catalog
 from .base import Draft, Drafter
-
-INITS = ("repeat", "pad", "random")
 
 
 class Jacobi(Drafter):
     name = "jacobi"
 
     def __init__(self, block: int = 8, init: str = "repeat"):
-        if not 1 <= block <= 64:
-            raise ValueError("block must be between 1 and 64")
-        if init not in INITS:
-            raise ValueError(f"init must be one of {', '.join(INITS)}")
-        self.params = {"block": block, "init": init}
+        self.params = catalog.check(self.name, block=block, init=init)
 
     def begin(self, prompt_ids):
         self.guess: list[int] = []  # the current iteration's guesses for the positions after ctx

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import catalog
 from .base import Draft, Drafter
 
 
@@ -19,9 +20,7 @@ class Lookahead(Drafter):
     name = "lookahead"
 
     def __init__(self, window: int = 4, ngram: int = 3, candidates: int = 2):
-        if not 1 <= window <= 32 or not 2 <= ngram <= 8 or not 0 <= candidates <= 32:
-            raise ValueError("need 1 <= window <= 32, 2 <= ngram <= 8, 0 <= candidates <= 32")
-        self.params = {"window": window, "ngram": ngram, "candidates": candidates}
+        self.params = catalog.check(self.name, window=window, ngram=ngram, candidates=candidates)
 
     def begin(self, prompt_ids):
         self.levels: list[list[int]] = []  # N-1 levels of W tokens; levels[0][0] is the pending token

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from .. import catalog
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import medusa_heads
@@ -33,26 +34,22 @@ from .base import Draft, Drafter, first_line
 from .subset import VocabSubset
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "medusa-smollm2"
-ACCEPTANCE = ("exact", "typical")
 TREES = trees.MEDUSA_TREES
 
 
 class Medusa(Drafter):
     name = "medusa"
     hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
-    weights = {"heads": ("",)}
 
     def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
                  epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.3):
         """heads: a folder or file of heads ("" = the shipped heads for the embedded model);
         tree: a preset name, or paths as JSON ("" = the heads' own default tree);
         draft_length, threshold: the rule that decides how many of its depths a step keeps."""
-        if acceptance not in ACCEPTANCE:
-            raise ValueError(f"acceptance must be one of {', '.join(ACCEPTANCE)}")
-        if not 0 < epsilon <= 1 or not delta > 0:
-            raise ValueError("typical acceptance needs 0 < epsilon <= 1 and delta > 0")
-        self.params = {"heads": heads, "tree": tree, "acceptance": acceptance, "epsilon": epsilon, "delta": delta,
-                       "draft_length": draft_length, "threshold": threshold}
+        self.params = catalog.check(self.name, heads=heads, tree=tree, acceptance=acceptance, epsilon=epsilon,
+                                    delta=delta, draft_length=draft_length, threshold=threshold)
+        if epsilon <= 0 or delta <= 0:
+            raise ValueError("typical acceptance needs epsilon > 0 and delta > 0")
         loaded = _load_heads(heads)
         self.paths = _parse_tree(tree, loaded)
         self.nodes, self.parents = trees.paths_to_tree(self.paths)

@@ -31,12 +31,10 @@ import time
 
 import torch
 
+from .. import catalog
 from ..targets import as_target
 from .base import Draft, Drafter
 from .sps import draft_chain
-
-MAX_K = 16
-DRAFT_DEVICES = ("same", "cpu")
 
 
 class Mirror(Drafter):
@@ -44,13 +42,7 @@ class Mirror(Drafter):
 
     def __init__(self, draft_model, target_model=None, k: int = 4, bets: int = 8, parallel: bool = True,
                  draft_device: str = "same"):
-        if not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be between 1 and {MAX_K}")
-        if not 1 <= bets <= 64:
-            raise ValueError("bets must be between 1 and 64")
-        if draft_device not in DRAFT_DEVICES:
-            raise ValueError(f"draft_device must be one of {', '.join(DRAFT_DEVICES)}")
-        self.params = {"k": k, "bets": bets, "parallel": parallel, "draft_device": draft_device}
+        self.params = catalog.check(self.name, k=k, bets=bets, parallel=parallel, draft_device=draft_device)
         self.target_device = target_model.device if target_model is not None else draft_model.device
         moved = draft_device == "cpu" and draft_model.device.type != "cpu"
         # The CPU copy belongs to this run; the shared draft stays where it is, unmodified.

@@ -4,23 +4,20 @@ No draft model: the proposal is a deterministic chain (q is one-hot), which suit
 summarisation, extraction and code editing, where the answer repeats the prompt."""
 from __future__ import annotations
 
+from .. import catalog
 from .base import Draft, Drafter
 
 # A step searches the context once per n-gram length (each search O(context x n)) and verifies k + 1
 # tokens: unbounded, ngram_max = 4,000 took 27 s a step at 4,000 tokens of context.
-MAX_NGRAM = 16
-MAX_K = 64
 
 
 class PromptLookup(Drafter):
     name = "pld"
 
     def __init__(self, k: int = 8, ngram_max: int = 3, ngram_min: int = 1):
-        if not 1 <= ngram_min <= ngram_max <= MAX_NGRAM:
-            raise ValueError(f"need 1 <= ngram_min <= ngram_max <= {MAX_NGRAM}")
-        if not 1 <= k <= MAX_K:  # k = 0 or less would silently decode as plain AR
-            raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
-        self.params = {"k": k, "ngram_max": ngram_max, "ngram_min": ngram_min}
+        self.params = catalog.check(self.name, k=k, ngram_max=ngram_max, ngram_min=ngram_min)
+        if ngram_min > ngram_max:
+            raise ValueError("ngram_min must not exceed ngram_max")
 
     def propose(self, ctx, sampler, gen) -> Draft:
         k, hi, lo = self.params["k"], self.params["ngram_max"], self.params["ngram_min"]

@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import torch
 
+from .. import catalog
 from ..targets import as_target
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
-from .draft_length import MAX_K
 
 
 class SpeculativeSampling(Drafter):
     name = "sps"
 
     def __init__(self, draft_model, k: int = 4, draft_length: str = "fixed", threshold: float = 0.4):
-        if not 1 <= k <= MAX_K:
-            raise ValueError(f"k must be between 1 and {MAX_K}")
+        self.params = catalog.check(self.name, k=k, draft_length=draft_length, threshold=threshold)
         self.model = draft_model  # shared, read-only
-        self.params = {"k": k, "draft_length": draft_length, "threshold": threshold}
         # A trained draft carries the predictor fitted on its own acceptance (paradec.draft_model).
         self.schedule = lengths.Schedule(draft_length, k, threshold, stop_file=getattr(draft_model, "stop_file", None))
 

@@ -1,0 +1,169 @@
+"""Every method described once, with no torch: its family, a one-line summary, its parameters (type, default,
+range or choices, help, whether the device sizes it, whether it names weights), whether it is lossless and
+what it needs. The drafters check their arguments against it, the CLI's errors and `parse_params` read it,
+the pages build their controls from it (ui.controls), the service's requests are checked by it and the
+device profile sizes only what it marks. A new parameter is written here once (tests/test_catalog.py
+checks that every drafter argument, page control and CLI option comes from here)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_K = 16  # no rule drafts more than this many tokens in one step
+RULES = ("fixed", "heuristic", "confidence", "learned")  # paradec.drafters.draft_length
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: type  # int, float, bool or str
+    default: object
+    help: str
+    low: float | None = None  # numbers: the inclusive range
+    high: float | None = None
+    choices: tuple = ()  # strings with a fixed set of values
+    sized: bool = False  # the device profile (paradec.presets) sizes it when a run leaves it out
+    weights: bool = False  # names weights: a service takes only operator-listed values, besides `spare`
+    spare: tuple = ()  # the values of a weights parameter that name no file ("": the shipped weights)
+    label: str = ""  # a page control's label (the name when empty)
+    step: float | None = None  # a page slider's step (floats)
+
+    def check(self, value) -> None:
+        """ValueError (one line) when value is outside the range or the choices."""
+        if self.choices and value not in self.choices:
+            raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
+        if self.low is not None and not self.low <= value <= self.high:
+            raise ValueError(f"{self.name} must be between {_num(self.low)} and {_num(self.high)}, got {value!r}")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    family: str  # draft model | heads | self-speculative | guess and iterate | copy | baseline
+    summary: str
+    params: tuple[Param, ...] = ()
+    lossless: str = "yes"  # "yes", or why not / when not
+    needs: str = ""  # "draft" (a draft model), or what weights it reads
+    reads_target: bool = False  # the drafter is built with the target model (its LM head, layers or device)
+
+    def param(self, name: str) -> Param:
+        return next(p for p in self.params if p.name == name)
+
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.params}
+
+    def check(self, values: dict) -> dict:
+        """Every given value against its parameter; unknown names are an error. -> values."""
+        known = {p.name: p for p in self.params}
+        for key, value in values.items():
+            if key not in known:
+                raise ValueError(f"unknown parameter {key!r} for {self.name} (its parameters: "
+                                 f"{', '.join(known) or 'none'})")
+            known[key].check(value)
+        return values
+
+
+def _rule(threshold: float) -> tuple[Param, ...]:
+    """A draft-length rule's two parameters (paradec.drafters.draft_length), shared by five methods."""
+    return (Param("draft_length", str, "fixed", "how long a step's draft gets: fixed, the +2/-1 heuristic, a "
+                  "confidence cutoff, or a learned predictor of acceptance", choices=RULES, label="draft length rule"),
+            Param("threshold", float, threshold, "confidence: stop below this draft probability; learned: below "
+                  "this predicted chance of being committed", 0.0, 1.0, label="threshold", step=0.05))
+
+
+WEIGHTS_HELP = "a folder of trained weights (empty: the shipped ones for the embedded model)"
+TREE_HELP = "a preset's name, or rank paths as JSON, e.g. [[0], [0, 0], [1]]"
+EAGLE_DYNAMIC = (
+    Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
+    Param("depth", int, 4, "draft steps: depths the tree grows", 1, MAX_K, sized=True, label="depth (draft steps)"),
+    Param("top_k", int, 4, "candidates expanded per depth, and children per candidate", 1, 16, sized=True,
+          label="top_k (expanded per depth)"),
+    Param("total_tokens", int, 11, "candidates kept for the verify pass (12 rows: one register block on a CPU)",
+          1, 256, sized=True, label="total_tokens (verified)"),
+    *_rule(0.3),
+)
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("ar", "baseline", "one token per target forward"),
+    Method("sps", "draft model", "a draft model proposes a chain; rejection sampling keeps the target's distribution",
+           (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
+                  label="k (draft length)"), *_rule(0.4)), needs="draft"),
+    Method("pld", "copy", "prompt lookup: copies what followed the last n-gram's earlier occurrence",
+           (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)"),
+            Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram"),
+            Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram"))),
+    Method("jacobi", "guess and iterate", "guesses a block; the target re-predicts it until a prefix is fixed",
+           (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)"),
+            Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
+                  "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess"))),
+    Method("lookahead", "guess and iterate", "an n-gram pool filled by Jacobi iterations, verified in the same pass",
+           (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)"),
+            Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)"),
+            Param("candidates", int, 2, "candidates verified (G)", 0, 32, sized=True,
+                  label="G (candidates verified)"))),
+    Method("medusa", "heads", "heads on the last hidden state guess later tokens; their top-k form a tree",
+           (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
+            Param("tree", str, "", TREE_HELP + " (empty: the heads' own tree)", sized=True),
+            Param("acceptance", str, "exact", "exact rejection sampling, or Medusa-2's typical acceptance (LOSSY "
+                  "when sampling)", choices=("exact", "typical"), label="Acceptance"),
+            Param("epsilon", float, 0.09, "typical acceptance's hard threshold", 0.0, 1.0, step=0.01),
+            Param("delta", float, 0.3, "typical acceptance's entropy-scaled threshold", 0.0, 10.0, step=0.05),
+            *_rule(0.3)), lossless="yes (acceptance=typical: no, LOSSY when sampling)", needs="heads",
+           reads_target=True),
+    Method("eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
+           (Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
+            Param("tree", str, "cpu10", TREE_HELP, label="Static tree"), *_rule(0.3)), needs="an EAGLE-1 head",
+           reads_target=True),
+    Method("eagle2", "heads", "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
+           EAGLE_DYNAMIC, needs="an EAGLE-1 head", reads_target=True),
+    Method("eagle3", "heads", "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree",
+           EAGLE_DYNAMIC, needs="an EAGLE-3 head", reads_target=True),
+    Method("early_exit", "self-speculative", "the target's first layers plus a trained adapter draft a chain",
+           (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
+                  label="k (tokens drafted; the most a rule drafts)"),
+            Param("exit_layer", int, 2, "target layers the draft runs (fewer than the target has)", 1, 255,
+                  label="exit layer"),
+            Param("adapter", str, "", WEIGHTS_HELP + "; none: the plain early exit", weights=True,
+                  spare=("", "none")), *_rule(0.4)),
+           needs="the adapter", reads_target=True),
+    Method("cllm", "guess and iterate", "Jacobi decoding on a copy of the target fine-tuned on its Jacobi trajectories",
+           (Param("block", int, 16, "guesses per pass (16, as trained)", 1, 64, label="block size n"),
+            Param("init", str, "repeat", "the first guesses", choices=("repeat", "pad", "random")),
+            Param("adapter", str, "", "a folder of LoRA deltas (empty: the shipped ones)", weights=True,
+                  spare=("",))),
+           lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="LoRA deltas"),
+    Method("mirror", "draft model", "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
+           "while the target verifies",
+           (Param("k", int, 4, "tokens a step drafts", 1, MAX_K, label="k (draft length)"),
+            Param("bets", int, 8, "outcomes drafted ahead", 1, 64, label="bets (outcomes drafted ahead)"),
+            Param("parallel", bool, True, "the worker drafts in parallel (false: the sequential baseline)"),
+            Param("draft_device", str, "same", "the worker's draft: on the target's device, or a CPU copy",
+                  choices=("same", "cpu"), label="worker's draft on")), needs="draft", reads_target=True),
+)}
+
+
+def help_text() -> str:
+    """Every method and its parameters, as the CLI's help shows them (python -m paradec run --help)."""
+    lines = ["methods and their parameters (--set KEY=VALUE):"]
+    for m in METHODS.values():
+        lines.append(f"  {m.name}: {m.summary}" + ("" if m.lossless == "yes" else f" [lossless: {m.lossless}]"))
+        for p in m.params:
+            allowed = ("|".join(map(str, p.choices)) if p.choices else
+                       f"{_num(p.low)}..{_num(p.high)}" if p.low is not None else p.kind.__name__)
+            lines.append(f"    {p.name}={p.default!r} ({allowed}): {p.help}")
+    return "\n".join(lines)
+
+
+def check(name: str, **values) -> dict:
+    """What a drafter calls first: its arguments checked against its description (ValueError, one line)."""
+    return method(name).check(values)
+
+
+def method(name: str) -> Method:
+    """The description of a method; ValueError (one line) for an unknown name."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r} (choose from {', '.join(METHODS)})")
+    return METHODS[name]
