@@ -42,6 +42,7 @@ def _num(x: float) -> str:
 @dataclass(frozen=True)
 class Method:
     name: str
+    drafter: str  # its drafter class, "module:Class" (a module of paradec.drafters, or any importable one)
     family: str  # draft model | heads | self-speculative | guess and iterate | copy | baseline
     summary: str
     params: tuple[Param, ...] = ()
@@ -87,24 +88,29 @@ EAGLE_DYNAMIC = (
 )
 
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("ar", "baseline", "one token per target forward"),
-    Method("sps", "draft model", "a draft model proposes a chain; rejection sampling keeps the target's distribution",
+    Method("ar", "base:Drafter", "baseline", "one token per target forward"),
+    Method("sps", "sps:SpeculativeSampling", "draft model",
+           "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
                   label="k (draft length)"), *_rule(0.4)), needs="draft"),
-    Method("pld", "copy", "prompt lookup: copies what followed the last n-gram's earlier occurrence",
+    Method("pld", "pld:PromptLookup", "copy",
+           "prompt lookup: copies what followed the last n-gram's earlier occurrence",
            (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)"),
             Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram"),
             Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram"))),
-    Method("jacobi", "guess and iterate", "guesses a block; the target re-predicts it until a prefix is fixed",
+    Method("jacobi", "jacobi:Jacobi", "guess and iterate",
+           "guesses a block; the target re-predicts it until a prefix is fixed",
            (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)"),
             Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
                   "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess"))),
-    Method("lookahead", "guess and iterate", "an n-gram pool filled by Jacobi iterations, verified in the same pass",
+    Method("lookahead", "lookahead:Lookahead", "guess and iterate",
+           "an n-gram pool filled by Jacobi iterations, verified in the same pass",
            (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)"),
             Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)"),
             Param("candidates", int, 2, "candidates verified (G)", 0, 32, sized=True,
                   label="G (candidates verified)"))),
-    Method("medusa", "heads", "heads on the last hidden state guess later tokens; their top-k form a tree",
+    Method("medusa", "medusa:Medusa", "heads",
+           "heads on the last hidden state guess later tokens; their top-k form a tree",
            (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
             Param("tree", str, "", TREE_HELP + " (empty: the heads' own tree)", sized=True),
             Param("acceptance", str, "exact", "exact rejection sampling, or Medusa-2's typical acceptance (LOSSY "
@@ -113,15 +119,18 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("delta", float, 0.3, "typical acceptance's entropy-scaled threshold", 0.0, 10.0, step=0.05),
             *_rule(0.3)), lossless="yes (acceptance=typical: no, LOSSY when sampling)", needs="heads",
            reads_target=True),
-    Method("eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
+    Method("eagle", "eagle:Eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
            (Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
             Param("tree", str, "cpu10", TREE_HELP, label="Static tree"), *_rule(0.3)), needs="an EAGLE-1 head",
            reads_target=True),
-    Method("eagle2", "heads", "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
+    Method("eagle2", "eagle:Eagle2", "heads",
+           "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
            EAGLE_DYNAMIC, needs="an EAGLE-1 head", reads_target=True),
-    Method("eagle3", "heads", "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree",
+    Method("eagle3", "eagle:Eagle3", "heads",
+           "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree",
            EAGLE_DYNAMIC, needs="an EAGLE-3 head", reads_target=True),
-    Method("early_exit", "self-speculative", "the target's first layers plus a trained adapter draft a chain",
+    Method("early_exit", "early_exit:EarlyExit", "self-speculative",
+           "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
                   label="k (tokens drafted; the most a rule drafts)"),
             Param("exit_layer", int, 2, "target layers the draft runs (fewer than the target has)", 1, 255,
@@ -129,13 +138,15 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("adapter", str, "", WEIGHTS_HELP + "; none: the plain early exit", weights=True,
                   spare=("", "none")), *_rule(0.4)),
            needs="the adapter", reads_target=True),
-    Method("cllm", "guess and iterate", "Jacobi decoding on a copy of the target fine-tuned on its Jacobi trajectories",
+    Method("cllm", "cllm:Cllm", "guess and iterate",
+           "Jacobi decoding on a copy of the target fine-tuned on its Jacobi trajectories",
            (Param("block", int, 16, "guesses per pass (16, as trained)", 1, 64, label="block size n"),
             Param("init", str, "repeat", "the first guesses", choices=("repeat", "pad", "random")),
             Param("adapter", str, "", "a folder of LoRA deltas (empty: the shipped ones)", weights=True,
                   spare=("",))),
            lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="LoRA deltas"),
-    Method("mirror", "draft model", "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
+    Method("mirror", "mirror:Mirror", "draft model",
+           "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
            "while the target verifies",
            (Param("k", int, 4, "tokens a step drafts", 1, MAX_K, label="k (draft length)"),
             Param("bets", int, 8, "outcomes drafted ahead", 1, 64, label="bets (outcomes drafted ahead)"),

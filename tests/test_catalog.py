@@ -18,7 +18,7 @@ PAGES = {"sps": "sps", "pld": "pld", "jacobi": "jacobi", "lookahead": "lookahead
 
 @pytest.mark.parametrize("name", catalog.METHODS)
 def test_every_drafter_argument_is_described_with_its_default(name):
-    sig = inspect.signature(methods.METHODS[name].__init__).parameters
+    sig = inspect.signature(methods.check_method(name).__init__).parameters
     args = {n: p.default for n, p in sig.items() if n not in MODEL_ARGS}
     assert args == catalog.method(name).defaults()
     desc = catalog.method(name)

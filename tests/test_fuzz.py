@@ -20,7 +20,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paradec import methods, tree
+from paradec import catalog, methods, tree
 from paradec.catalog import METHODS
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.draft_length import SCHEDULES
@@ -139,7 +139,7 @@ PARAMS["mirror"] = st.fixed_dictionaries({"k": st.integers(1, 6), "bets": st.int
 
 
 def test_every_method_is_fuzzed():
-    assert set(PARAMS) == set(methods.METHODS)
+    assert set(PARAMS) == set(catalog.METHODS)
 
 
 @pytest.mark.parametrize("method", list(PARAMS))

@@ -7,7 +7,7 @@ import pytest
 import torch
 from test_fuzz import setup  # noqa: F401 (fixture: a tiny target, its self:1 draft, random heads)
 
-from paradec import methods
+from paradec import catalog, methods
 from paradec.engine import decode
 from paradec.sampling import Sampler
 from paradec.trace import Trace, TraceError
@@ -31,7 +31,7 @@ def test_an_odd_but_legal_trace_loads(name):
 
 # Sampled runs of every method (and Medusa's typical acceptance) must pass the loader's checks:
 # they are the traces the checks exist for. (tests/test_fuzz.py round-trips greedy runs.)
-SAMPLED = [(m, {"exit_layer": 1, "adapter": "none"} if m == "early_exit" else {}) for m in methods.METHODS]
+SAMPLED = [(m, {"exit_layer": 1, "adapter": "none"} if m == "early_exit" else {}) for m in catalog.METHODS]
 SAMPLED += [("medusa", {"acceptance": "typical"})]
 
 

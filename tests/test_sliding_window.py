@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from paradec import methods, targets, verify
+from paradec import catalog, methods, targets, verify
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.base import Drafter
 from paradec.engine import decode
@@ -77,7 +77,7 @@ def test_the_window_changes_what_ar_writes(pair):
     assert any(_tokens(target, Drafter(), p) != _tokens(full, Drafter(), p) for p in PROMPTS)
 
 
-@pytest.mark.parametrize("method", [m for m in methods.METHODS if m != "ar"])
+@pytest.mark.parametrize("method", [m for m in catalog.METHODS if m != "ar"])
 def test_every_method_equals_ar_past_the_window(pair, method, tmp_path):
     target, draft = pair
     for prompt in PROMPTS:
