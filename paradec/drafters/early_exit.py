@@ -21,8 +21,8 @@ from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
 from .. import catalog
-from . import draft_length as lengths  # the parameter draft_length is the rule's name
-from .base import Draft, Drafter, first_line
+from .base import first_line
+from .chain import ChainDrafter
 from .subset import VocabSubset, read_weights, save_weights
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "early-exit-smollm2"
@@ -79,7 +79,7 @@ def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=N
     return h
 
 
-class EarlyExit(Drafter):
+class EarlyExit(ChainDrafter):
     name = "early_exit"
 
     def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = "", draft_length: str = "fixed",
@@ -91,7 +91,7 @@ class EarlyExit(Drafter):
         total = target_model.config.num_hidden_layers
         if not exit_layer < total:
             raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")
-        self.schedule = lengths.Schedule(draft_length, k, threshold)
+        super().__init__(k, draft_length, threshold)
         base = target_model.model  # shared, read-only: only its modules are called
         self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm
         self.layers = list(base.layers[:exit_layer])
@@ -115,18 +115,13 @@ class EarlyExit(Drafter):
                              "(use adapter=none for an untrained exit)")
         return adapter
 
-    def begin(self, prompt_ids):
-        self.cache = DynamicCache()  # this run's keys and values for the exit layers and the adapter
-        self.rule = self.schedule.rule()
+    def new_cache(self):
+        return DynamicCache()  # this run's keys and values for the exit layers and the adapter
 
-    @torch.inference_mode()
-    def propose(self, ctx, sampler, gen) -> Draft:
-        feed = ctx[self.cache.get_seq_length():]  # committed tokens the draft has not seen yet (>= 1)
-        tokens, qs = lengths.chain(self.rule.continue_after, self._logits, feed, sampler, gen)
-        return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)), q=qs, forwards=len(tokens),
-                     extras={"exit_layer": self.params["exit_layer"], **self.rule.extras(len(tokens))})
+    def extras(self) -> dict:
+        return {"exit_layer": self.params["exit_layer"]}
 
-    def _logits(self, feed: list[int]) -> torch.Tensor:
+    def logits_after(self, feed: list[int]) -> torch.Tensor:
         """Full-vocabulary logits at the last of `feed` (-inf outside the adapter's subset)."""
         dev = self.rows.device
         start = self.cache.get_seq_length()
@@ -135,7 +130,3 @@ class EarlyExit(Drafter):
         h = run_layers(self.layers, self.rotary, h, pos, causal_mask(len(feed), start + len(feed), h), self.cache)
         logits = self.norm(h[0, -1]) @ self.rows.T
         return logits if self.subset is None else self.subset.expand(logits)
-
-    def commit(self, ctx, draft, accepted, verified):
-        lengths.keep_accepted(self.cache, ctx, len(draft.tokens), len(accepted))
-        self.rule.update(len(accepted), len(draft.tokens))

@@ -34,6 +34,7 @@ import torch
 from .. import catalog
 from ..targets import as_target
 from .base import Draft, Drafter
+from .chain import chain_parents
 from .sps import draft_chain
 
 
@@ -67,7 +68,7 @@ class Mirror(Drafter):
         if self.params["parallel"]:
             self.job = _Job(self, list(ctx), tokens, qs, sampler)
         extras.update({"k": k, "draft_length": len(tokens)})
-        return Draft(tokens=tokens, parents=list(range(-1, len(tokens) - 1)),
+        return Draft(tokens=tokens, parents=chain_parents(len(tokens)),
                      q=[q.to(self.target_device) for q in qs], forwards=len(tokens), extras=extras)
 
     def commit(self, ctx, draft, accepted, verified):

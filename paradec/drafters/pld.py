@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .. import catalog
 from .base import Draft, Drafter
+from .chain import chain_parents
 
 # A step searches the context once per n-gram length (each search O(context x n)) and verifies k + 1
 # tokens: unbounded, ngram_max = 4,000 took 27 s a step at 4,000 tokens of context.
@@ -26,7 +27,7 @@ class PromptLookup(Drafter):
             if start is not None:
                 follow = ctx[start + n : start + n + k]
                 extras = {"ngram": ctx[-n:], "match_at": start}
-                return Draft(tokens=follow, parents=list(range(-1, len(follow) - 1)), extras=extras)
+                return Draft(tokens=follow, parents=chain_parents(len(follow)), extras=extras)
         return Draft()
 
 

@@ -162,6 +162,7 @@ def verify_ms(decoder, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7)
     runs decode with (a Loaded's decoder). Sizes are interleaved, so load from other processes falls on all
     of them alike."""
     from ..drafters.base import Draft
+    from ..drafters.chain import chain_parents
     from ..targets import as_target
     from ..verify import target_forward
 
@@ -171,7 +172,7 @@ def verify_ms(decoder, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7)
             cache = target.new_cache()
             target_forward(target, cache, [0] * context, Draft())
             t0 = time.perf_counter()
-            target_forward(target, cache, [0], Draft(tokens=[0] * (n - 1), parents=list(range(-1, n - 2))))
+            target_forward(target, cache, [0], Draft(tokens=[0] * (n - 1), parents=chain_parents(n - 1)))
             times[n].append((time.perf_counter() - t0) * 1e3)
     return {n: round(sorted(v)[len(v) // 2], 1) for n, v in times.items()}
 
