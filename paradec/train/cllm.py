@@ -26,6 +26,7 @@ from transformers import DynamicCache
 
 from .. import lora
 from ..models import encode_prompt, eos_ids
+from .loop import CHECKPOINT, Plan, done, fit
 
 
 @torch.inference_mode()
@@ -99,32 +100,24 @@ def loss_of(model, p: dict, ar_weight: float) -> tuple[torch.Tensor, float, floa
 
 
 def train(model, rows: list[dict], steps: int, states: int = 4, rank: int = 16, alpha: float = 32.0, lr: float = 1e-3,
-          ar_weight: float = 1.0, seed: int = 0, log=None) -> tuple[dict, dict]:
+          ar_weight: float = 1.0, seed: int = 0, log=None, checkpoint=None) -> tuple[dict, dict]:
     """Wrap the model (the caller's own copy) with LoRA deltas and fine-tune them -> (wrappers, facts)."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
     wrapped = lora.wrap(model, rank, alpha, seed)
-    params = [p for m in wrapped.values() for p in (m.A, m.B)]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min((s + 1) / 20, max(0.05, 1 - s / steps)))
-    rng, t0, history = random.Random(seed), time.perf_counter(), []
-    model.train()
-    for step in range(steps):
-        loss, cons, ar = loss_of(model, packed(rows[step % len(rows)], states, rng), ar_weight)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
+    history = []  # (consistency, AR) per step of this process (a resumed run's start is not in it)
+
+    def loss(step: int, _gen) -> torch.Tensor:  # step s packs row s (cycling) with states drawn by a seed of s
+        total, cons, ar = loss_of(model, packed(rows[step % len(rows)], states, random.Random(seed * 100003 + step)),
+                                  ar_weight)
         history.append((cons, ar))
-        if (step + 1) % 20 == 0 or step + 1 == steps:
-            c, a = (sum(h[i] for h in history[-20:]) / len(history[-20:]) for i in (0, 1))
-            log(f"cllm: step {step + 1}/{steps} consistency {c:.3f} AR {a:.3f} ({time.perf_counter() - t0:.0f} s)")
-    model.eval()
-    first = history[: min(20, len(history))]
+        return total
+
+    plan = Plan(steps, lr, decay="linear", floor=0.05, every=20, seed=seed, checkpoint=checkpoint)
+    res = fit(model, loss, plan, log=log, name="cllm", params=[p for m in wrapped.values() for p in (m.A, m.B)])
+    first, last = history[:20], history[-20:]
     facts = {"steps": steps, "states": states, "rank": rank, "alpha": alpha, "lr": lr, "ar_weight": ar_weight,
-             "seed": seed, "seconds": round(time.perf_counter() - t0),
-             "loss_first": [round(sum(h[i] for h in first) / len(first), 3) for i in (0, 1)],
-             "loss_last": [round(sum(h[i] for h in history[-20:]) / len(history[-20:]), 3) for i in (0, 1)]}
+             "seed": seed, "seconds": round(res.seconds),
+             "loss_first": [round(sum(h[i] for h in first) / max(1, len(first)), 3) for i in (0, 1)],
+             "loss_last": [round(sum(h[i] for h in last) / max(1, len(last)), 3) for i in (0, 1)]}
     return wrapped, facts
 
 
@@ -187,9 +180,9 @@ def command(args, argv) -> int:
     collected = json.loads(stored.read_text())
     rows, collect_s = collected["rows"], collected["seconds"]
     model = load(None, "cpu", "float32").model  # this process's own copy: wrapped and trained
-    wrapped, facts = train(model, rows, args.steps, args.states, args.rank, args.alpha, args.lr, args.ar_weight,
-                           args.seed)
     out = Path(args.out)
+    wrapped, facts = train(model, rows, args.steps, args.states, args.rank, args.alpha, args.lr, args.ar_weight,
+                           args.seed, checkpoint=out / CHECKPOINT)
     path = lora.save(wrapped, out, {"target": base.name, "block": args.block})
     tuned = lora.target_for(base, "cllm", {"adapter": str(out)})  # from the saved float16 file, as shipped
     held = [r["prompt"] for r in load_prompts(str(SPECBENCH), split="heldout", per_category=1)][: args.eval_prompts]
@@ -200,6 +193,7 @@ def command(args, argv) -> int:
                  mb=round(path.stat().st_size / 2**20, 1), heldout=tau, eval_prompts=len(held))
     (out / "stats.json").write_text(json.dumps({"target": base.name, **facts}, indent=1) + "\n")
     (out / "card.md").write_text(card(facts, base.name, command_line(argv), Cllm.label))
+    done(out)
     print(f"cllm: held-out Jacobi tau {tau['jacobi']['tau']} (base) -> {tau['cllm']['tau']} (fine-tuned) -> {out}",
           file=sys.stderr)
     return 0

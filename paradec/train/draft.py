@@ -12,9 +12,7 @@ Rows are stripped of their left padding and right-padded in batches, so position
 start at 0 on each row's first real token and causal attention never sees a pad."""
 from __future__ import annotations
 
-import math
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -22,6 +20,7 @@ import torch
 from ..draft_model import ASSET, SubsetDraft, build, save
 from ..models import load
 from ..speccost import chain_tau
+from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import (
     VALIDATION_EVERY,
     command_line,
@@ -106,43 +105,27 @@ def agreement(draft: SubsetDraft, rows: list[dict]) -> dict:
 
 
 def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int, seed: int = 0, batch: int = 8,
-          lr: float = 5e-4, prompt_weight: float = 0.3, log_every: int = 10) -> tuple[SubsetDraft, dict]:
-    """Train a draft; returns it (in eval mode) and the facts its model card reports."""
+          lr: float = 5e-4, prompt_weight: float = 0.3, checkpoint: Path | None = None) -> tuple[SubsetDraft, dict]:
+    """Train a draft; returns it (in eval mode, at its best held-out α) and the facts its model card reports."""
     torch.manual_seed(seed)
-    t0 = time.perf_counter()
     train_rows, held = split(rows_of(shards))
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in train_rows]), vocab)  # what the target writes
     draft = build(target_model, layers, ids)
-    before = agreement(draft, held) if held else None
-    params = [p for p in draft.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    warmup = max(1, steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then cosine decay to 0
-        opt, lambda s: min((s + 1) / warmup, 0.5 * (1 + math.cos(math.pi * s / steps))))
-    data, order, losses = batches(train_rows, batch), [], []
-    gen = torch.Generator().manual_seed(seed)
-    draft.train()
-    for step in range(steps):
-        if not order:  # a new epoch, in a seeded order
-            order = torch.randperm(len(data), generator=gen).tolist()
-        loss = loss_of(draft, data[order.pop()], prompt_weight)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if (step + 1) % log_every == 0 or step + 1 == steps:
-            recent = sum(losses[-log_every:]) / len(losses[-log_every:])
-            print(f"draft: step {step + 1}/{steps}  loss {recent:.3f}  {time.perf_counter() - t0:.0f} s",
-                  file=sys.stderr)
-    after = agreement(draft, held) if held else None
-    facts = {"layers": layers, "vocab": len(ids), "steps": steps, "seed": seed, "batch": batch, "lr": lr,
-             "prompt_weight": prompt_weight, "rows": len(train_rows), "heldout_rows": len(held),
-             "answer_tokens": int(sum(int(r["answer"].sum()) for r in train_rows)),
-             "epochs": round(steps / len(data), 2), "final_loss": sum(losses[-log_every:]) / len(losses[-log_every:]),
-             "seconds": round(time.perf_counter() - t0), "before": before, "after": after}
-    return draft.eval(), facts
+    before = agreement(draft, held)
+    data = batches(train_rows, batch)
+
+    def loss(step: int, _gen) -> torch.Tensor:  # each epoch visits every batch once, in a seeded order
+        order = torch.randperm(len(data), generator=torch.Generator().manual_seed(seed * 7919 + step // len(data)))
+        return loss_of(draft, data[int(order[step % len(data)])], prompt_weight)
+
+    plan = Plan(steps, lr, weight_decay=0.01, warmup=max(1, steps // 20), every=100, seed=seed, checkpoint=checkpoint)
+    res = fit(draft, loss, plan, lambda: agreement(draft, held)["alpha"], name="draft")
+    facts = {"layers": layers, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "seed": seed,
+             "batch": batch, "lr": lr, "prompt_weight": prompt_weight, "rows": len(train_rows),
+             "heldout_rows": len(held), "answer_tokens": int(sum(int(r["answer"].sum()) for r in train_rows)),
+             "epochs": round(steps / len(data), 2), "final_loss": res.recent(),
+             "seconds": round(res.seconds), "before": before, "after": agreement(draft, held)}
+    return draft, facts
 
 
 def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> str:
@@ -164,7 +147,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
         f"prompt positions {facts['prompt_weight']}",
         f"- init: the target's first {facts['layers']} layer(s) and final norm",
         f"- steps: {facts['steps']} (batch {facts['batch']} rows, {facts['epochs']} epochs), AdamW lr {facts['lr']} "
-        f"(warm-up, cosine), seed {facts['seed']}",
+        f"(warm-up, cosine), seed {facts['seed']}; kept step {facts['kept_step']} (best held-out α)",
         f"- time: {facts['seconds']} s on the CPU; final loss {facts['final_loss']:.3f}",
     ]
     if after:
@@ -202,13 +185,14 @@ def command(args, argv) -> int:
     shards = load_shards(data, ("hidden",))
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
-    draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,
-                         args.prompt_weight)
     out = Path(args.out)
+    draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,
+                         args.prompt_weight, out / CHECKPOINT)
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})
     cmd = command_line(argv)
     shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    done(out)
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
           file=sys.stderr)
     return 0

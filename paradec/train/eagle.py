@@ -12,17 +12,17 @@ position t + j - 1 and attends to the true-feature entries up to t (step 1's key
 its own earlier steps at the same origin (the diagonal of each earlier step's keys)."""
 from __future__ import annotations
 
-import math
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
+from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest, validation
 
-EVAL_EVERY = 50
+EVAL_EVERY = 100
+EVAL_ROWS = 64  # held-out rows scored during training (all of them before and after)
 
 
 def rows_of(shards: list[dict], version: int, val: bool) -> list[dict]:
@@ -116,12 +116,10 @@ def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float,
 
 
 def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int = 4096, ttt: int = 3,
-          batch: int = 4, crop: int = 192, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.5, log=None):
-    """-> (head, facts). The held-out agreement (draft argmax = target argmax, per unrolled step)
-    is measured every EVAL_EVERY steps and the best state kept."""
-    import copy
-
-    log = log or (lambda msg: print(msg, file=sys.stderr))
+          batch: int = 4, crop: int = 192, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.5,
+          checkpoint=None, log=None):
+    """-> (head, facts). The held-out agreement (draft argmax = target argmax, per unrolled step, summed)
+    is measured every EVAL_EVERY steps on up to EVAL_ROWS held-out rows, and the best state kept."""
     torch.manual_seed(seed)
     unroll = ttt if version == 3 else 1
     rows, held = rows_of(shards, version, False), rows_of(shards, version, True)
@@ -131,40 +129,24 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     head = init_head(target, version, ids.to(device)).to(device)
     lm_rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
     embed = target.get_input_embeddings()
-    params = [p for p in head.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / 30, 0.5 * (1 + math.cos(math.pi * s / steps))))
-    gen = torch.Generator().manual_seed(seed)
     before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
-    t0, best, losses = time.perf_counter(), (-1.0, 0, None, None), []
-    for step in range(steps):
-        idx = torch.randint(len(rows), (batch,), generator=gen).tolist()
+
+    def loss(_step: int, gen) -> torch.Tensor:
         with torch.no_grad():
-            b = batch_of(rows, idx, crop, gen, device)
-        loss, _ = loss_of(head.train(), b, embed, lm_rows, unroll, prompt_weight, noise=0.05 if version == 1 else 0.0)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if (step + 1) % EVAL_EVERY == 0 or step + 1 == steps:
-            acc = evaluate(head, held, embed, lm_rows, max(unroll, 3))
-            score = sum(acc)  # agreement summed over unrolled steps: deeper drafts count too
-            if score > best[0]:
-                best = (score, step + 1, copy.deepcopy(head.state_dict()), acc)
-            recent = sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:])
-            log(f"eagle{version}: step {step + 1}/{steps} loss {recent:.3f} "
-                f"held-out agreement {[round(a, 3) for a in acc]} ({time.perf_counter() - t0:.0f} s)")
-    head.load_state_dict(best[2])
-    facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": best[1], "ttt": unroll, "batch": batch,
-             "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows),
-             "heldout_rows": len(held), "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)),
-             "seconds": round(time.perf_counter() - t0),
+            b = batch_of(rows, torch.randint(len(rows), (batch,), generator=gen).tolist(), crop, gen, device)
+        return loss_of(head, b, embed, lm_rows, unroll, prompt_weight, noise=0.05 if version == 1 else 0.0)[0]
+
+    plan = Plan(steps, lr, warmup=30, every=EVAL_EVERY, seed=seed, checkpoint=checkpoint)
+    sample = held[:: max(1, len(held) // EVAL_ROWS)][:EVAL_ROWS]
+    res = fit(head, loss, plan, lambda: sum(evaluate(head, sample, embed, lm_rows, max(unroll, 3))), log,
+              name=f"eagle{version}")
+    facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "ttt": unroll,
+             "batch": batch, "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight,
+             "rows": len(rows), "heldout_rows": len(held),
+             "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(res.seconds),
              "device": "the CPU" if device.type == "cpu" else str(device),
-             "before": before, "after": best[3]}
-    return head.eval(), facts
+             "before": before, "after": evaluate(head, held, embed, lm_rows, max(unroll, 3))}
+    return head, facts
 
 
 @torch.no_grad()
@@ -213,13 +195,14 @@ def command(args, argv) -> int:
     manifest = read_manifest(data)
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
     shards = load_shards(data, ("hidden", "fuse") if args.version == 3 else ("hidden",))
-    head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
-                        args.lr, args.seed, args.prompt_weight)
     out = Path(args.out or SHIPPED[args.version])
+    head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
+                        args.lr, args.seed, args.prompt_weight, out / CHECKPOINT)
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)
     shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    done(out)
     print(f"eagle{args.version}: held-out agreement {facts['after']} -> {out}", file=sys.stderr)
     return 0
 
@@ -248,7 +231,8 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              + ("; norm and LM head from the target's" if v == 3 else ""),
              f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), "
              f"AdamW lr {facts['lr']} (warm-up, cosine), seed {facts['seed']}; "
-             f"kept the state of step {facts['kept_step']} (best held-out agreement)",
+             f"kept the state of step {facts['kept_step']} "
+             f"(best held-out agreement on up to {EVAL_ROWS} held-out rows)",
              f"- time: {facts['seconds']} s on {facts['device']}", "",
              "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, "
              "steps 2-3 on the head's own)",

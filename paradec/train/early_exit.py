@@ -10,17 +10,15 @@ The card also measures the plain early exit (no adapter: final norm and LM head 
 state after layers 2, L/2 and L-3) from the same stored states: how agreement grows with depth."""
 from __future__ import annotations
 
-import copy
 import json
-import math
 import sys
-import time
 
 import torch
 
 from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
-from .eagle import EVAL_EVERY, batch_of, rows_of
+from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, rows_of
+from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
 
 
@@ -83,9 +81,8 @@ def plain_exits(target, held: list[dict], rows) -> dict[int, float]:
 
 
 def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch: int = 4, crop: int = 192,
-          lr: float = 5e-4, seed: int = 0, prompt_weight: float = 0.5, log=None):
+          lr: float = 5e-4, seed: int = 0, prompt_weight: float = 0.5, log=None, checkpoint=None):
     """-> (adapter, facts); the state with the best held-out agreement is kept."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
     torch.manual_seed(seed)
     exit_layer = fuse_layers(target.config.num_hidden_layers)[0]
     rows_, held = rows_of(shards, 3, False), rows_of(shards, 3, True)
@@ -95,34 +92,23 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
     for p in target.parameters():  # the training process's own copy of the target: frozen
         p.requires_grad_(False)
     rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
-    opt = torch.optim.AdamW(adapter.layer.parameters(), lr=lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / 20, 0.5 * (1 + math.cos(math.pi * s / steps))))
-    gen = torch.Generator().manual_seed(seed)
     before = evaluate(adapter, target, held, rows)
-    t0, best, losses = time.perf_counter(), (before, 0, copy.deepcopy(adapter.state_dict())), []
-    for step in range(steps):
+
+    def loss(_step: int, gen) -> torch.Tensor:
         b = batch_of(rows_, torch.randint(len(rows_), (batch,), generator=gen).tolist(), crop, gen, device)
-        loss, _, _ = loss_of(adapter.train(), target, b, rows, prompt_weight)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(adapter.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if (step + 1) % EVAL_EVERY == 0 or step + 1 == steps:
-            acc = evaluate(adapter, target, held, rows)
-            if acc > best[0]:
-                best = (acc, step + 1, copy.deepcopy(adapter.state_dict()))
-            log(f"early_exit: step {step + 1}/{steps} loss {sum(losses[-EVAL_EVERY:]) / len(losses[-EVAL_EVERY:]):.3f} "
-                f"held-out agreement {acc:.3f} ({time.perf_counter() - t0:.0f} s)")
-    adapter.load_state_dict(best[2])
-    facts = {"exit_layer": exit_layer, "vocab": len(ids), "steps": steps, "kept_step": best[1], "batch": batch,
+        return loss_of(adapter, target, b, rows, prompt_weight)[0]
+
+    plan = Plan(steps, lr, every=EVAL_EVERY, seed=seed, checkpoint=checkpoint)
+    sample = held[:: max(1, len(held) // EVAL_ROWS)][:EVAL_ROWS]
+    res = fit(adapter, loss, plan, lambda: evaluate(adapter, target, sample, rows), log, name="early_exit",
+              params=list(adapter.layer.parameters()))
+    facts = {"exit_layer": exit_layer, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "batch": batch,
              "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight, "rows": len(rows_),
-             "heldout_rows": len(held), "seconds": round(time.perf_counter() - t0),
-             "device": "the CPU" if device.type == "cpu" else str(device), "before": before, "after": best[0],
+             "heldout_rows": len(held), "seconds": round(res.seconds),
+             "device": "the CPU" if device.type == "cpu" else str(device), "before": before,
+             "after": evaluate(adapter, target, held, rows),
              "plain_exit": plain_exits(target, held, rows), "layers": target.config.num_hidden_layers}
-    return adapter.eval(), facts
+    return adapter, facts
 
 
 # ---------------------------------------------------------------- the command and its card
@@ -153,14 +139,15 @@ def command(args, argv) -> int:
     data = Path(args.data).expanduser()
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
-    adapter, facts = train(target.model, load_shards(data), args.steps, args.vocab, args.batch, args.crop, args.lr,
-                           args.seed, args.prompt_weight)
     out = Path(args.out)
+    adapter, facts = train(target.model, load_shards(data), args.steps, args.vocab, args.batch, args.crop, args.lr,
+                           args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT)
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
     (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
     cmd = command_line(argv)
     shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    done(out)
     print(f"early_exit: held-out agreement {facts['before']} -> {facts['after']} -> {out}", file=sys.stderr)
     return 0
 

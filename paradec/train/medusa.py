@@ -8,16 +8,16 @@ and inside the subset. A slice of the sequences is kept out to measure each head
 accuracy, from which the default tree is grown (see best_tree)."""
 from __future__ import annotations
 
-import copy
 import json
-import math
 import sys
 import time
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from ..drafters.medusa_heads import MedusaHeads
+from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, validation
 
 TOP = 10  # ranks measured per head
@@ -62,9 +62,8 @@ def to_subset(y: torch.Tensor, ids: torch.Tensor, vocab: int) -> torch.Tensor:
 
 def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int = 1, steps: int = 600,
           vocab: int = 4096, batch: int = 512, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.0,
-          log=None) -> tuple[MedusaHeads, dict]:
+          log=None, checkpoint=None) -> tuple[MedusaHeads, dict]:
     """-> (trained heads, stats: data sizes, coverage, loss, per-head top-k accuracy)."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
     torch.manual_seed(seed)
     x, y, is_answer = positions(shards, heads, val=False, prompt=prompt_weight > 0)
     ids = frequent_tokens(torch.where(is_answer, y, -1), vocab)  # the answers' tokens: what decoding meets
@@ -73,48 +72,31 @@ def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int
     val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]), torch.ones(vy.shape))
     model = MedusaHeads(x.shape[1], heads, layers, vocab_ids=ids.int())
     rows = lm_head.index_select(0, ids).float()
-    loss, best_step = _fit(model, rows, train_set, val_set, steps, batch, lr, seed, log)
+    loss, best_step = _fit(model, rows, train_set, val_set, steps, batch, lr, seed, log, checkpoint)
     stats = {"train_positions": len(x), "val_positions": len(vx), "vocab": len(ids),
              "coverage": round(float(((train_set.y >= 0) & is_answer).sum() / max(1, is_answer.sum())), 4),
              "final_loss": round(loss, 4), "kept_step": best_step, "accuracy": accuracy(model, rows, val_set)}
     return model, stats
 
 
-def _fit(model, rows, data: Data, val: Data, steps: int, batch: int, lr: float, seed: int, log) -> tuple[float, int]:
-    """AdamW with warm-up and cosine decay. Every EVAL_EVERY steps the kept-out positions
-    score the heads by the expected accepted length of a CPU-sized tree; the best state is
-    kept (a small data set overfits: later steps can be worse)."""
+def _fit(model, rows, data: Data, val: Data, steps: int, batch: int, lr: float, seed: int, log,
+         checkpoint=None) -> tuple[float, int]:
+    """Every EVAL_EVERY steps the kept-out positions score the heads by the expected accepted length
+    of a CPU-sized tree; the best state is kept (a small data set overfits: later steps can be worse)."""
     weights = torch.tensor([0.8**k for k in range(model.num_heads)])  # later heads count less (paper)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * s / steps)))
-    gen = torch.Generator().manual_seed(seed)
-    model.train()
-    t0, ema, best = time.perf_counter(), None, (-1.0, 0, None)
-    for step in range(steps):
+
+    def loss(_step: int, gen) -> torch.Tensor:
         idx = torch.randint(len(data.x), (batch,), generator=gen)
         logits = model.logits(data.x[idx].float(), rows)  # (K, B, V')
         y, w = data.y[idx].T, data.w[idx].T  # (K, B)
         w = torch.where(y >= 0, w, 0.0)  # no target, or one outside the subset: skipped
-        ce = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.clamp(min=0).flatten(), reduction="none")
+        ce = F.cross_entropy(logits.flatten(0, 1), y.clamp(min=0).flatten(), reduction="none")
         per_head = (ce.view_as(w) * w).sum(1) / w.sum(1).clamp(min=1e-6)
-        loss = (weights * per_head).sum() / weights.sum()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
-        if (step + 1) % EVAL_EVERY == 0 or step == steps - 1:
-            model.eval()
-            score = best_tree(accuracy(model, rows, val), 12)[1]
-            model.train()
-            if score > best[0]:
-                best = (score, step + 1, copy.deepcopy(model.state_dict()))
-            log(f"medusa: step {step + 1}/{steps} loss {ema:.3f}, held-out expected accepted {score:.3f} "
-                f"({time.perf_counter() - t0:.0f} s)")
-    model.load_state_dict(best[2])
-    model.eval()
-    return ema, best[1]
+        return (weights * per_head).sum() / weights.sum()
+
+    plan = Plan(steps, lr, weight_decay=0.01, clip=None, every=EVAL_EVERY, seed=seed, checkpoint=checkpoint)
+    res = fit(model, loss, plan, lambda: best_tree(accuracy(model, rows, val), 12)[1], log, name="medusa")
+    return res.recent(), res.best_step
 
 
 @torch.no_grad()
@@ -268,18 +250,20 @@ def command(args, argv) -> int:
     target = load(args.model, "cpu", "float32")
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
+    out = Path(args.out)
     heads, stats = train(load_shards(Path(args.data).expanduser(), ("hidden",)), lm, args.heads, args.layers,
-                         args.steps, args.vocab, args.batch, args.lr, args.seed, args.prompt_weight)
+                         args.steps, args.vocab, args.batch, args.lr, args.seed, args.prompt_weight,
+                         checkpoint=out / CHECKPOINT)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
     paths, table = choose_tree(stats["accuracy"], verify_ms(target.decoder) if args.measure else VERIFY_MS)
     heads.tree, heads.target = paths, target.name
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     save(heads, out / OURS)
     cmd = command_line(argv)
     (out / "card.md").write_text(card(stats, table, paths, args, target.name, seconds, cmd))
     (out / "stats.json").write_text(json.dumps({**stats, "tree_sizes": table, "seconds": round(seconds, 1)}, indent=1))
+    done(out)
     print(f"medusa: {args.heads} heads, top-1 {[a[0] for a in stats['accuracy']]}, tree of {len(paths)} -> {out}",
           file=sys.stderr)
     return 0
