@@ -1,4 +1,5 @@
-"""python -m paradec bench: every method against AR on the same prompts, in one process.
+"""The benchmark: every method against AR on the same prompts, in one process, through the runner
+(`python -m paradec bench` and the app's small benchmark both call bench()).
 
 Machines are noisy, so only ratios measured within one run are reported: speedup =
 method tokens/s / AR tokens/s over the same prompts (equal to the wall-time ratio when,
@@ -6,19 +7,20 @@ as in greedy decoding, every method produces the same tokens)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods, models
+from . import bench_report, machine, methods
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
+from .runner import Request, Runner
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 
@@ -73,38 +75,29 @@ def variants(spec: str) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-def bench_command(args) -> int:
-    names = variants(args.methods)
-    if args.repeats < 1:
-        raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
-    if not 0 <= args.threads <= (os.cpu_count() or 1):
-        raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
-    if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
-        torch.set_num_threads(args.threads)
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
-    rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
-    engines = _engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
-    spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
-    peers = _peer_names(args, spec)
-    target, draft = models.load_pair(args.model, args.device, args.dtype, spec)
-    report = bench(target, draft, names, peers, rows, args, engines)
-    if args.out:
-        try:
-            csv_path = bench_report.save(report, args.out)
-        except OSError as e:
-            raise methods.InputError(f"cannot write results {args.out}: {e.strerror}") from None
-        print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
-    print(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
-    return 0
+@dataclass(frozen=True)
+class Options:
+    """How a benchmark runs: the sampling every method shares, the repeats, and where the prompts came
+    from (the report says so). The command line and the app's small benchmark both build one."""
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    seed: int = 0
+    chat: bool = True
+    repeats: int = 1
+    prompts: str = ""  # the prompt file, or what the prompts are
+    split: str = "all"
+    categories: str = ""
+    per_category: int = 0
+    limit: int = 0
+
+    def sampling(self) -> dict:
+        return dict(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
+                    top_k=self.top_k, seed=self.seed, chat=self.chat)
 
 
-def _peer_names(args, draft: str | None) -> list[str]:
-    """Hugging Face's peers, when --peers hf is among the peers."""
-    return [p for p in PEERS if p != "hf_assisted" or draft] if "hf" in args.peers else []
-
-
-def _engines(specs: list[str], names: dict) -> list[workload.Session]:
+def engines(specs: list[str], names: dict) -> list[workload.Session]:
     """The production engines among --peers, each checked; the paradec method each one's method
     matches joins the run (its row and its first prompt's trace sit beside the engine's)."""
     sessions = []
@@ -123,31 +116,34 @@ def _engines(specs: list[str], names: dict) -> list[workload.Session]:
     return sessions
 
 
-def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
-    from . import lora
-    from .run import run
+def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers: list[str] = (),
+          engines=(), model: str | None = None, draft: str | None = None) -> dict:
+    """Every method in `names` (name -> (method, its given params)) and every peer on every row, one
+    after another in this process, timed alike. model, draft: the runner's target and draft specs."""
+    target = runner.target(model)
+    draft_model = runner.draft(draft, model) if draft else None
 
-    settings = dict(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=args.top_p,
-                    top_k=args.top_k, seed=args.seed, chat=not args.no_chat)
-    run(target, "ar", rows[0]["prompt"], **settings)  # warm-up: first-call costs are not a method's
-    # cllm decodes on a fine-tuned copy of the target: merged once per method, before any timing
-    decodes_on = {name: lora.target_for(target, m, methods.parse_params(m, pairs))
-                  for name, (m, pairs) in names.items()}
+    def request(method: str, pairs, prompt: str) -> Request:
+        d = draft if methods.needs_draft_model(method) else None
+        return Request(method, prompt, pairs, **options.sampling(), draft=d, model=model)
+
+    runner.decode(request("ar", [], rows[0]["prompt"]))  # warm-up: first-call costs are not a method's
+    for method, pairs in names.values():  # cllm's fine-tuned copy, a draft: made once, before any timing
+        runner.prepare(request(method, pairs, rows[0]["prompt"]))
     runs = defaultdict(list)  # name -> [(row, record)]
     first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
-        for _ in range(args.repeats):
+        for _ in range(options.repeats):
             for name, (method, pairs) in names.items():
-                d = draft if methods.needs_draft_model(method) else None
-                t = run(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)
+                t = runner.decode(request(method, pairs, row["prompt"]))
                 runs[name].append((row, bench_report.record(t)))
                 first.setdefault(method, (name, t))
             for name in peers:
-                runs[name].append((row, _hf_peer(name, target, draft, row["prompt"], settings)))
+                runs[name].append((row, _hf_peer(name, target, draft_model, row["prompt"], options.sampling())))
     print(file=sys.stderr)
-    found, sections = _engine_runs(engines, rows, settings, first)
-    report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft, args))
+    found, sections = _engine_runs(engines, rows, options.sampling(), first)
+    report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
     report["differences"] = differences(target, runs, names)
     if sections:
         report["engines"] = sections
@@ -200,20 +196,19 @@ def _top2_gap(target, ids: list[int]) -> float:
     return float(top[0] - top[1])
 
 
-def _header(target, draft, args) -> dict:
+def _header(target, draft, options: Options) -> dict:
     """What the numbers depend on: the machine, the models and the run's settings."""
     return {
         "created": time.strftime("%Y-%m-%d %H:%M"), "timed": bench_report.TIMED,
         "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
         "model": target.name, "draft": draft.name if draft else None,
-        "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
-        "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split,
-        "categories_kept": args.categories,
-        "per_category": args.per_category, "limit": args.limit,
+        "max_new_tokens": options.max_new_tokens, "temperature": options.temperature, "seed": options.seed,
+        "repeats": options.repeats, "prompt_file": options.prompts, "split": options.split,
+        "categories_kept": options.categories, "per_category": options.per_category, "limit": options.limit,
     }
 
 
-def _shown(path: str) -> str:
+def shown(path: str) -> str:
     """A prompt file as the results name it: relative to the repository when it lies inside it."""
     root = ASSETS.parent
     full = Path(path).resolve()

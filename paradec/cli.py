@@ -93,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             from .serve import serve_command
 
             return serve_command(args)
-        from .bench import bench_command
-
-        return bench_command(args)
+        return _bench(args)
     except (methods.InputError, TraceError) as e:
         print(f"paradec: error: {e}", file=sys.stderr)
         return 2
@@ -127,24 +125,19 @@ def read_prompt_file(path: str) -> str:
 
 
 def _run(args) -> int:
-    from . import lora
-    from .models import draft_for, load_pair
-    from .run import run, validate
+    from .runner import Request, Runner
 
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
         raise methods.InputError("--trace needs a file name")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
-    params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
-    validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
-    spec = draft_for(args.draft, args.model, methods.needs_draft_model(args.method))
-    target, draft = load_pair(args.model, args.device, args.dtype, spec)
-    target = lora.target_for(target, args.method, params)  # cllm: a fine-tuned copy of the target
-    if methods.lossy(args.method, params):  # once what it runs on is loaded: an error says only the error
-        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
-    trace = run(  # the given --set values only: what they leave out is sized for the device
-        target, args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
-        args.seed, draft, chat=not args.no_chat,
-    )
+    request = Request(args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
+                      args.seed, args.draft, chat=not args.no_chat, model=args.model)
+    request.check()  # fail fast, before loading weights
+    runner = Runner(args.device, args.dtype)
+    prepared = runner.prepare(request)
+    if methods.lossy(args.method, prepared.params):  # once what it runs on is loaded: an error says only the error
+        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, prepared.params)}", file=sys.stderr)
+    trace = runner.decode(request, prepared=prepared)
     if args.trace:
         try:
             trace.save(args.trace)
@@ -161,3 +154,47 @@ def _run(args) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _bench(args) -> int:
+    import os
+    from pathlib import Path
+
+    import torch
+
+    from . import bench_report, models
+    from .bench import Options, bench, engines, load_prompts, shown, variants
+    from .runner import Runner
+
+    names = variants(args.methods)
+    if args.repeats < 1:
+        raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
+    if not 0 <= args.threads <= (os.cpu_count() or 1):
+        raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
+    if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
+        torch.set_num_threads(args.threads)
+    if args.out and not Path(args.out).resolve().parent.is_dir():
+        raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
+    rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
+    peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
+    spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
+    options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
+                      args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit)
+    runner = Runner(args.device, args.dtype)
+    runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
+    report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)
+    if args.out:
+        try:
+            csv_path = bench_report.save(report, args.out)
+        except OSError as e:
+            raise methods.InputError(f"cannot write results {args.out}: {e.strerror}") from None
+        print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
+    print(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
+    return 0
+
+
+def _hf_peers(args, draft: str | None) -> list[str]:
+    """Hugging Face's peers, when --peers hf is among the peers."""
+    from .bench import PEERS
+
+    return [p for p in PEERS if p != "hf_assisted" or draft] if "hf" in args.peers else []

@@ -176,12 +176,6 @@ def draft_for(draft: str | None, model: str | None, needs_draft: bool) -> str | 
     return spec
 
 
-def load_pair(model: str | None, device: str | None, dtype: str | None, draft: str | None) -> tuple:
-    """The target and, when a draft is named, the draft: what the CLI's run and bench decode with."""
-    target = load(model, device, dtype)
-    return target, load_draft(draft, target) if draft else None
-
-
 def default_draft(model_spec: str | None) -> str | None:
     """The draft sps uses when none is named: the trained one, for the embedded model only."""
     return TRAINED if (model_spec or EMBEDDED) == EMBEDDED else None

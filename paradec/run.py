@@ -1,12 +1,11 @@
-"""One run, start to finish: validate the request, decode, and record a Trace."""
+"""One run on loaded models, start to finish: validate the request, decode, and record a Trace."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import torch
 
-from . import lora, methods, presets
-from .engine import decode
+from . import engine, lora, methods, presets
 from .models import Loaded, encode_prompt, eos_ids, free_memory
 from .sampling import Sampler
 from .trace import Step, Trace
@@ -57,25 +56,27 @@ def check_pair(target: Loaded, draft: Loaded) -> None:
         raise methods.InputError(f"draft {draft.name!r} does not share the tokenizer of target {target.name!r}")
 
 
-def run(
-    target: Loaded,
-    method: str,
-    prompt: str,
-    params: dict | list[str] | None = None,
-    max_new_tokens: int = 64,
-    temperature: float = 0.0,
-    top_p: float = 1.0,
-    top_k: int = 0,
-    seed: int = 0,
-    draft: Loaded | None = None,
-    chat: bool = True,
-    on_step: Callable[[Step], None] | None = None,
-) -> Trace:
-    validate(prompt, max_new_tokens, temperature, top_p, top_k, seed)
+def resolve_params(target: Loaded, method: str, given: dict | list[str]) -> dict:
+    """Every parameter's value: the given ones, then the sizes the target's device calls for, then the defaults."""
     sized = presets.device_profile(presets.device_info(target.device)).params(method)
-    params = methods.parse_params(method, params or {}, base=sized)  # given values win over the device's
+    return methods.parse_params(method, given, base=sized)
+
+
+def run(target: Loaded, method: str, prompt: str, params: dict | list[str] | None = None, max_new_tokens: int = 64,
+        temperature: float = 0.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0, draft: Loaded | None = None,
+        chat: bool = True, on_step: Callable[[Step], None] | None = None) -> Trace:
+    """One run on models the caller loaded (the library's call; entry points go through paradec.runner)."""
+    validate(prompt, max_new_tokens, temperature, top_p, top_k, seed)
     if draft is not None:
         check_pair(target, draft)
+    return decode(target, method, prompt, resolve_params(target, method, params or {}), max_new_tokens, temperature,
+                  top_p, top_k, seed, draft, chat, on_step)
+
+
+def decode(target: Loaded, method: str, prompt: str, params: dict, max_new_tokens: int, temperature: float,
+           top_p: float, top_k: int, seed: int, draft: Loaded | None, chat: bool,
+           on_step: Callable[[Step], None] | None) -> Trace:
+    """Decode a checked request with resolved params into a Trace."""
     deltas = lora.needed(method, params)
     if deltas and target.deltas != str(deltas):  # the caller picks the target with lora.target_for
         raise methods.InputError(f"{method} decodes on a fine-tuned copy of the target, not on {target.name}")
@@ -113,7 +114,7 @@ def _decode_into(trace: Trace, target: Loaded, drafter, sampler: Sampler, gen: t
     with it the run's KV cache, which free_memory could then not give back."""
     eos = eos_ids(target.tokenizer, target.model)
     try:
-        for step in decode(target.decoder, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
+        for step in engine.decode(target.decoder, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
             trace.steps.append(step)
             if on_step:
                 on_step(step)

@@ -19,6 +19,7 @@ Everything lives in the Service object that create_app builds: no module state."
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Callable
 
@@ -29,14 +30,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from . import lora, methods, models
-from .lanes import Lane, QueueFull
+from . import methods, models, runner
+from .lanes import QueueFull
 from .production import config as engine_config
 from .production import workload
-from .run import OutOfMemory, run, validate
+from .run import OutOfMemory, validate
 from .trace import Trace
 
-MAX_DRAFTS = 4  # drafts kept per target: self:N for every N would fill the memory
 MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
 WATCH_S = 0.2  # how often a running request checks that its client is still there
 
@@ -73,38 +73,15 @@ class EngineRequest(BaseModel):
     seed: int = 0
 
 
-class Target:
-    """One loaded target, its lane, and the drafts loaded for it (touched only inside the lane)."""
-
-    def __init__(self, spec: str, loaded: models.Loaded, queue: int):
-        self.spec, self.loaded, self.lane = spec, loaded, Lane(queue)
-        self.drafts: dict[str, models.Loaded] = {}
-        self.tuned: dict[str, models.Loaded] = {}  # fine-tuned copies (cllm's), by deltas folder
-
-    def decodes_on(self, method: str, params: dict) -> models.Loaded:
-        folder = lora.needed(method, params)
-        if folder is None:
-            return self.loaded
-        if str(folder) not in self.tuned:
-            self.tuned[str(folder)] = lora.target_for(self.loaded, method, params)
-        return self.tuned[str(folder)]
-
-    def draft(self, spec: str) -> models.Loaded:
-        if spec not in self.drafts:
-            if len(self.drafts) >= MAX_DRAFTS:
-                self.drafts.pop(next(iter(self.drafts)))
-            self.drafts[spec] = models.load_draft(spec, self.loaded)
-        return self.drafts[spec]
-
-
 class Service:
     def __init__(self, targets: dict[str, models.Loaded], queue: int = 8, drafts: tuple[str, ...] = (),
                  weights: tuple[str, ...] = (), engines: tuple[engine_config.Peer, ...] = ()):
-        """drafts, weights: what requests may name besides the shipped ones; engines: the production
-        engine peers requests may name (the operator's lists)."""
+        """targets: the loaded models, by spec (the first is the default); drafts, weights: what requests
+        may name besides the shipped ones; engines: the production engine peers requests may name (the
+        operator's lists)."""
         if not targets:
             raise ValueError("the service needs at least one model")
-        self.targets = {spec: Target(spec, loaded, queue) for spec, loaded in targets.items()}
+        self.runner = runner.Runner(queue=queue, loaded=targets)
         self.allowed_drafts, self.allowed_weights = set(drafts), set(weights)
         self.engines = {peer.name: peer for peer in engines}
 
@@ -117,33 +94,30 @@ class Service:
         return workload.one(self.engines[r.engine], r.prompt, settings)
 
     def health(self) -> dict:
-        return {"status": "ok", "models": [self._describe(t) for t in self.targets.values()], "queues": self.queues()}
+        return {"status": "ok", "models": [self._describe(spec) for spec in self.runner.specs()],
+                "queues": self.queues()}
 
     def queues(self) -> dict:
-        return {spec: t.lane.status() for spec, t in self.targets.items()}
+        return {spec: self.runner.lane(spec).status() for spec in self.runner.specs()}
 
-    def _describe(self, t: Target) -> dict:
-        return {"spec": t.spec, "name": t.loaded.name, "device": t.loaded.device, "dtype": t.loaded.dtype,
-                "drafts": [d.name for d in list(t.drafts.values())]}  # list(): one C call, safe while a run adds one
+    def _describe(self, spec: str) -> dict:
+        t = self.runner.target(spec)
+        return {"spec": spec, "name": t.name, "device": t.device, "dtype": t.dtype,
+                "drafts": [d.name for d in self.runner.drafts(spec)]}
 
     def run(self, r: RunRequest, gone: Callable[[], bool] = lambda: False) -> tuple[Trace, dict]:
         """Validate, wait for the target's turn, decode: (the trace, queue headers). gone() says that
         the client left: then the run raises Cancelled at its next step (or while waiting)."""
-        target = self._target(r.model)
-        validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, r.top_k, r.seed)
-        params = methods.parse_params(r.method, r.params)  # checked before queueing: a bad request never waits
-        self._check_weights(r.method, params)
-        draft_spec = self._draft_spec(r, target)
+        spec = self._target(r.model)
+        request = runner.Request(**{**r.model_dump(), "model": spec})
+        self._check_weights(r.method, request.check())  # before queueing: a bad request never waits
+        request = dataclasses.replace(request, draft=self._draft_spec(r, spec))
 
         def check(_=None) -> None:
             if gone():
                 raise Cancelled("the client went away")
 
-        with target.lane.turn(check) as turn:
-            draft = target.draft(draft_spec) if draft_spec else None
-            model = target.decodes_on(r.method, params)  # cllm: a fine-tuned copy of the target
-            trace = run(model, r.method, r.prompt, r.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
-                        r.seed, draft, chat=r.chat, on_step=check)
+        trace, turn = self.runner.run(request, on_step=check, on_wait=check)
         return trace, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
 
     def _check_weights(self, method: str, params: dict) -> None:
@@ -156,21 +130,22 @@ class Service:
                 raise methods.InputError(f"{name} {value!r} is not served here: the shipped weights (leave it "
                                          f"out), or one named at start-up ({listed})")
 
-    def _target(self, spec: str | None) -> Target:
+    def _target(self, spec: str | None) -> str:
+        served = self.runner.specs()
         if spec is None:
-            return next(iter(self.targets.values()))
-        if spec not in self.targets:
-            raise methods.InputError(f"model {spec!r} is not served here (served: {', '.join(self.targets)})")
-        return self.targets[spec]
+            return served[0]
+        if spec not in served:
+            raise methods.InputError(f"model {spec!r} is not served here (served: {', '.join(served)})")
+        return spec
 
-    def _draft_spec(self, r: RunRequest, target: Target) -> str | None:
+    def _draft_spec(self, r: RunRequest, target: str) -> str | None:
         """Drafts are loaded on request, but only cheap or known ones: a request must not make the
         service download or read whatever it names."""
         if not methods.needs_draft_model(r.method):
             return None
-        spec = r.draft or models.default_draft(target.spec)
+        spec = r.draft or models.default_draft(target)
         if not spec:
-            raise methods.InputError(f"{r.method} needs a draft for {target.spec!r}: self:N, or one of "
+            raise methods.InputError(f"{r.method} needs a draft for {target!r}: self:N, or one of "
                                      f"{sorted(self.allowed_drafts) or 'none'} (named at start-up)")
         if not (spec.startswith("self:") or spec == models.TRAINED or spec in self.allowed_drafts):
             raise methods.InputError(f"draft {spec!r} is not served here: self:N, trained, or one named at start-up "
@@ -295,8 +270,8 @@ def serve_command(args) -> int:
         raise methods.InputError(f"--engine: {e}") from None
     targets = {spec: models.load(spec, args.device, args.dtype) for spec in args.model or [models.EMBEDDED]}
     service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights), engines)
-    for target in service.targets.values():
+    for target in service.runner.specs():
         for spec in args.draft:
-            target.draft(spec)
+            service.runner.draft(spec, target)
     uvicorn.run(create_app(service), host=args.host, port=args.port, log_level="info")
     return 0

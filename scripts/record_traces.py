@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paradec import lora, methods, models, run  # noqa: E402
+from paradec import methods  # noqa: E402
+from paradec.runner import Request, Runner  # noqa: E402
 from ui.presets import DEFAULT_DRAFT, PRESETS  # noqa: E402
 
 EXPLAIN, HAIKU = PRESETS["Explain (free text)"], PRESETS["Haiku (creative)"]
@@ -73,10 +74,10 @@ ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": 
 PARTS = ["cost", *PAGES, "arena"]  # what --only can name
 
 
-def record(target, draft, method, prompt, params, sampling, max_new):
-    model = lora.target_for(target, method, params)  # cllm decodes on a fine-tuned copy of the target
-    t = run.run(model, method, prompt, params, max_new, draft=draft if methods.needs_draft_model(method) else None,
-                **sampling)
+def record(runner, draft: str, method: str, prompt: str, params: dict, sampling: dict, max_new: int):
+    """One trace through the runner (which makes cllm's fine-tuned copy and loads the draft once)."""
+    d = draft if methods.needs_draft_model(method) else None
+    t = runner.decode(Request(method, prompt, params, max_new, **sampling, draft=d))
     print(f"  {method:4s} {params} {sampling or 'greedy'}: {t.new_tokens} tokens, tau {t.tau:.2f}, "
           f"acceptance {t.acceptance_rate:.2f}, {t.wall_s:.1f} s", flush=True)
     return t
@@ -134,21 +135,20 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(a.threads)
     t0 = time.perf_counter()
-    target = models.load(None, "cpu", "float32")
+    runner = Runner("cpu", "float32")
     if "cost" in a.only:
         print("cost of one forward:", flush=True)
-        (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(target)))
-    draft = models.load_draft(a.draft, target)
+        (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(runner.target())))
     print("method pages:", flush=True)
     for stem, (method, prompt, params, sampling) in PAGES.items():
         if stem in a.only:
-            record(target, draft, method, prompt, params, sampling, a.max_new_tokens).save(a.out / f"{stem}.json")
+            record(runner, a.draft, method, prompt, params, sampling, a.max_new_tokens).save(a.out / f"{stem}.json")
     if "arena" in a.only:
         print("arena (after a warm-up):", flush=True)
         (a.out / "arena").mkdir(parents=True, exist_ok=True)
-        run.run(target, "ar", EDIT, {}, 8)
+        runner.decode(Request("ar", EDIT, max_new_tokens=8))
         for method, params in ARENA.items():
-            record(target, draft, method, EDIT, params, {}, a.max_new_tokens).save(a.out / "arena" / f"{method}.json")
+            record(runner, a.draft, method, EDIT, params, {}, a.max_new_tokens).save(a.out / "arena" / f"{method}.json")
     print(f"done in {time.perf_counter() - t0:.0f} s -> {a.out}", flush=True)
     return 0
 

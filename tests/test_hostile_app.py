@@ -151,7 +151,7 @@ def test_weights_in_a_run_must_be_offered(monkeypatch):
 
 def test_a_visitor_who_leaves_a_backend_run_frees_its_place(start, tiny):
     url, service = start(2)
-    lane = service.targets[tiny.name].lane
+    lane = service.runner.lane(tiny.name)
     slow = tiny.model.register_forward_pre_hook(lambda *_: time.sleep(0.02))
 
     def leaves(fraction, text=None):  # Streamlit stops a script this way when its tab closes

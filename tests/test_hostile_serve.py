@@ -201,7 +201,7 @@ def _until(condition, seconds: float) -> bool:
 def test_dropped_clients_free_their_places_at_once(start, tiny):
     """Four clients connect and leave, one decoding and three waiting; a fresh client is next."""
     url, service = start(8)
-    lane = service.targets[tiny.name].lane
+    lane = service.runner.lane(tiny.name)
     slow = tiny.model.register_forward_pre_hook(lambda *_: time.sleep(0.02))  # a run of seconds, not milliseconds
     try:
         dropped = [_send_and_drop(url, {"method": "ar", "prompt": "hi", "max_new_tokens": 400}) for _ in range(4)]
@@ -231,7 +231,7 @@ def test_a_cancelled_run_stops_at_its_next_step(tiny):
 
 def test_a_waiting_run_whose_client_left_leaves_the_line(tiny):
     service = serve.Service({"tiny": tiny}, 2)
-    lane: Lane = service.targets["tiny"].lane
+    lane: Lane = service.runner.lane("tiny")
     left = threading.Event()
     with lane.turn():
         t = threading.Thread(target=lambda: pytest.raises(serve.Cancelled, service.run,

@@ -104,7 +104,7 @@ def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bo
         store.clear()  # every round decodes again, as new students' prompts would
         got = list(pool.map(live.run, keys))
         assert [untimed(t.to_dict()) for t in got] == want
-        assert live._lane(spec, "cpu", "float32").status() == {"running": False, "waiting": 0,
+        assert live._runner("cpu", "float32").lane(spec).status() == {"running": False, "waiting": 0,
                                                                "capacity": live.WAITING}
 
     with ThreadPoolExecutor(len(keys)) as pool:
@@ -179,7 +179,7 @@ def assert_answered_or_refused(tiny, answers: list[tuple]) -> None:
 
 def test_a_burst_of_requests_is_answered_or_refused_cleanly_and_the_service_stays_healthy(tiny):
     service = serve.Service({tiny.name: tiny}, QUEUE)
-    lane = service.targets[tiny.name].lane
+    lane = service.runner.lane(tiny.name)
     with serving(service) as url, ThreadPoolExecutor(BURST) as pool:
         t0 = time.perf_counter()
         with lane.turn():  # the model is busy when the burst comes: QUEUE wait, the rest are refused at once

@@ -85,7 +85,7 @@ def test_out_of_memory_is_one_line_after_the_memory_is_freed(failing, fake_cuda,
 
 def test_the_command_line_exits_2_with_the_line(failing, fake_cuda, monkeypatch, capsys):
     wrapper, loaded = failing
-    monkeypatch.setattr(models, "load_pair", lambda model, device, dtype, draft: (loaded, None))
+    monkeypatch.setattr(models, "load", lambda spec, device, dtype, fast=True: loaded)
     wrapper.arm()
     code = cli.main(["run", "--method", "pld", "--prompt", REQUEST["prompt"], "--max-new-tokens", "10"])
     assert (code, capsys.readouterr().err) == (2, f"paradec: error: {OUT_OF_MEMORY}\n")

@@ -257,7 +257,8 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
 
 
 def test_the_matching_method_joins_the_bench_unless_it_is_there_under_settings_of_its_own():
-    from paradec.bench import _engines, variants
+    from paradec.bench import engines as _engines
+    from paradec.bench import variants
 
     with Running(StandIn()) as engine:
         spec = f"vllm={engine.url},method=ngram"

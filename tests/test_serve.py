@@ -141,7 +141,7 @@ def test_bad_requests_get_a_4xx_and_one_line(start, body, status, message):
 
 def test_a_full_queue_is_refused_and_the_position_is_visible(start, tiny):
     url, service = start(1)
-    lane = service.targets[tiny.name].lane
+    lane = service.runner.lane(tiny.name)
     with ThreadPoolExecutor(1) as pool, lane.turn():  # the test holds the model: the next run must wait
         waiting = pool.submit(post, url, REQUESTS[0])
         while get(url + "/queue")[tiny.name]["waiting"] < 1:
@@ -155,7 +155,7 @@ def test_a_full_queue_is_refused_and_the_position_is_visible(start, tiny):
 
 def test_concurrent_requests_are_all_answered_as_if_alone(start, tiny):
     url, service = start(len(REQUESTS))
-    lane = service.targets[tiny.name].lane
+    lane = service.runner.lane(tiny.name)
     with ThreadPoolExecutor(len(REQUESTS)) as pool:
         with lane.turn():  # a run of the test's own holds the model until every request waits in line
             futures = [pool.submit(post, url, r) for r in REQUESTS]

@@ -52,3 +52,38 @@ def test_no_import_circles():
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "import_cycles.py"), "paradec", "ui"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "no cycles", out.stdout + out.stderr
+
+
+# The entry points and the ones each may import: the runner is below all of them, and the command line
+# hands its serve subcommand to the service. The benchmark (paradec/bench.py) is library code that the
+# command line and the app's live mode both call; it imports no entry point.
+ENTRY_POINTS = {"paradec/cli.py": {"paradec.serve"}, "paradec/serve.py": set(), "ui/live.py": set(),
+                "scripts/record_traces.py": set()}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function, relative imports resolved."""
+    import ast
+
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            mod = ".".join(p for p in (base, node.module or "") if p)
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)  # from . import runner
+    return found
+
+
+def test_the_entry_points_stand_side_by_side_over_the_runner():
+    names = {p: p.removesuffix(".py").replace("/", ".") for p in ENTRY_POINTS}
+    for path, allowed in ENTRY_POINTS.items():
+        got = _imports(ROOT / path)
+        assert "paradec.runner" in got, f"{path} does not go through paradec.runner"
+        others = {m for m in names.values() if m != names[path]}
+        assert got & others <= allowed, f"{path} imports {sorted(got & others - allowed)}"
+    assert "paradec.runner" in _imports(ROOT / "paradec/bench.py")
+    assert not _imports(ROOT / "paradec/bench.py") & set(names.values())

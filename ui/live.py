@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from paradec.lanes import Lane, QueueFull
+from paradec.lanes import QueueFull
 from paradec.trace import Trace
 
 from . import offered, remote
@@ -26,51 +26,27 @@ MAX_RESULTS = 32  # live traces kept per process
 WAITING = 16  # live runs that may wait per model behind the running one
 
 
-# The first load on a machine also builds paradec's CPU kernel (paradec.kernels): say so while it runs.
-@st.cache_resource(max_entries=3, show_spinner="Loading the model (on a new machine, paradec also builds its CPU "
-                                               "kernel once: about 20 s)…")
-def _target(spec: str, device: str, dtype: str):
-    from paradec import models
+@st.cache_resource(show_spinner=False)
+def _runner(device: str, dtype: str):
+    """The process's runner: the models it loads (once, shared read-only by every session), the drafts
+    and fine-tuned copies made for them, and one waiting line per model."""
+    from paradec.runner import Runner
 
-    return models.load(spec, device, dtype)
-
-
-@st.cache_resource(max_entries=3, show_spinner="Preparing the draft model…")
-def _draft(spec: str, target_spec: str, device: str, dtype: str):
-    from paradec import models
-
-    return models.load_draft(spec, _target(target_spec, device, dtype))
+    return Runner(device, dtype, queue=WAITING)
 
 
-@st.cache_resource(max_entries=2, show_spinner="Preparing the fine-tuned model…")
-def _tuned(folder: str, method: str, spec: str, device: str, dtype: str, _params: dict):
-    """A method's fine-tuned copy of the target (cllm's), one per weight deltas, shared read-only like
-    the target (_params: not part of the cache key, the folder says which copy)."""
-    from paradec import lora
-
-    return lora.target_for(_target(spec, device, dtype), method, _params)
-
-
-def _decodes_on(k):
-    """The model k's method decodes on: the target, or its fine-tuned copy."""
-    from paradec import lora
-
-    params = json.loads(k.params)
-    folder = lora.needed(k.method, params)
-    if folder is None:
-        return _target(k.model, k.device, k.dtype)
-    return _tuned(str(folder), k.method, k.model, k.device, k.dtype, params)
+def _loaded(runner, model: str):
+    """The model, loaded on first use. The first load on a machine also builds paradec's CPU kernel
+    (paradec.kernels): say so while it runs."""
+    if model in runner.specs():
+        return runner.target(model)
+    with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about 20 s)…"):
+        return runner.target(model)
 
 
 @st.cache_resource
 def _results() -> tuple[dict, threading.Lock]:
     return {}, threading.Lock()
-
-
-@st.cache_resource(show_spinner=False)
-def _lane(model: str, device: str, dtype: str) -> Lane:
-    """One per loaded target, shared by every session of this process."""
-    return Lane(WAITING)
 
 
 def _device() -> tuple[str, str]:
@@ -152,7 +128,7 @@ def _turn(k: Key, progress=None):
         if progress:
             progress(0.0, f"waiting for the model: {ahead} run(s) ahead of yours")
 
-    return _lane(k.model, k.device, k.dtype).turn(waiting)
+    return _runner(k.device, k.dtype).turn(k.model, waiting)
 
 
 def _request(k: Key) -> dict:
@@ -185,10 +161,12 @@ def _part(progress, j: int, n: int):
 
 
 def _decode(k: Key, progress=None) -> Trace:
-    from paradec import run as runner
+    from paradec.runner import Request
 
-    target = _decodes_on(k)
-    draft_model = _draft(k.draft, k.model, k.device, k.dtype) if k.draft else None
+    runner = _runner(k.device, k.dtype)
+    _loaded(runner, k.model)
+    request = Request(k.method, k.prompt, json.loads(k.params), k.max_new_tokens, k.temperature, k.top_p, 0, k.seed,
+                      k.draft, model=k.model)
     done = [0]
 
     def on_step(step):
@@ -196,8 +174,7 @@ def _decode(k: Key, progress=None) -> Trace:
         if progress:
             progress(min(1.0, done[0] / k.max_new_tokens))
 
-    return runner.run(target, k.method, k.prompt, json.loads(k.params), k.max_new_tokens, k.temperature, k.top_p, 0,
-                      k.seed, draft_model, on_step=on_step)
+    return runner.decode(request, on_step)
 
 
 def errors() -> tuple[type, ...]:
@@ -223,10 +200,8 @@ BENCH_METHODS = ("pld", "jacobi", "lookahead")  # need no draft model or trained
 def bench(s: Settings, prompts: dict[str, str]) -> dict:
     """A small `paradec bench` on the sidebar's model: AR and BENCH_METHODS on each prompt (its
     name as the category), one after the other in this process. Cached like a live trace."""
-    from argparse import Namespace
-
+    from paradec.bench import Options, variants
     from paradec.bench import bench as run_bench
-    from paradec.bench import variants
 
     if s.backend:
         raise remote.BackendError("the small benchmark runs in this process, and this app sends live runs to a backend")
@@ -236,11 +211,11 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
     hit = cached(k)
     if hit is None:
         rows = [{"id": n, "category": name, "prompt": p} for n, (name, p) in enumerate(prompts.items(), 1)]
-        args = Namespace(max_new_tokens=s.max_new_tokens, temperature=s.temperature, top_p=s.top_p, top_k=0,
-                         seed=s.seed, no_chat=False, repeats=1, prompts="the app's preset prompts", split="all",
-                         categories="", per_category=0, limit=0)
-        with _lane(s.model, device, dtype).turn():
-            hit = run_bench(_target(s.model, device, dtype), None, variants(",".join(BENCH_METHODS)), [], rows, args)
+        options = Options(s.max_new_tokens, s.temperature, s.top_p, seed=s.seed, prompts="the app's preset prompts")
+        runner = _runner(device, dtype)
+        _loaded(runner, s.model)
+        with runner.turn(s.model):
+            hit = run_bench(runner, variants(",".join(BENCH_METHODS)), rows, options, model=s.model)
         _keep(k, hit)
     return hit
 

@@ -1,0 +1,154 @@
+"""The runner: one object between every entry point and the decoders.
+
+It owns the loaded targets (loaded once, shared read-only), the drafts and fine-tuned copies made
+for them, one waiting line per target, and the step from a request to a trace: check the request,
+size the method for the device, parse its parameters once, pick what it decodes on, decode. The
+command line (`paradec.cli`), `bench`, `serve`, the app's live mode (`ui/live.py`) and
+`scripts/record_traces.py` are thin adapters over it, side by side."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from . import lora, methods, models
+from .lanes import Lane, Turn
+from .models import Loaded
+from .run import check_pair, decode, resolve_params, validate
+from .trace import Step, Trace
+
+MAX_DRAFTS = 4  # draft models kept per target (the oldest goes first)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One run, as every entry point asks for it. params: the given method parameters only (a dict,
+    or the CLI's KEY=VALUE strings); what they leave out is sized for the device."""
+    method: str
+    prompt: str
+    params: dict | list[str] = field(default_factory=dict)
+    max_new_tokens: int = 64
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    seed: int = 0
+    draft: str | None = None  # a draft spec; None: the target's own default when the method needs one
+    chat: bool = True
+    model: str | None = None  # a target spec the runner has (or may load); None: its first
+
+    def check(self) -> dict:
+        """Check everything that needs no model (the prompt, the sampling, the given parameters) and
+        return the given parameters, typed. Done once per request: the result is kept."""
+        return self._given
+
+    @cached_property
+    def _given(self) -> dict:
+        validate(self.prompt, self.max_new_tokens, self.temperature, self.top_p, self.top_k, self.seed)
+        return methods.parse_params(self.method, self.params)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a request decodes with: the model (the target or its fine-tuned copy), the draft, and
+    every parameter's value (given ones, then the device's sizes, then the defaults)."""
+    target: Loaded
+    draft: Loaded | None
+    params: dict
+
+
+class _Model:
+    """One loaded target, its waiting line, and what was made for it (touched only in its lane or
+    under the runner's lock)."""
+
+    def __init__(self, loaded: Loaded, queue: int):
+        self.loaded, self.lane = loaded, Lane(queue)
+        self.drafts: dict[str, Loaded] = {}
+        self.tuned: dict[str, Loaded] = {}  # fine-tuned copies (cllm's), by deltas folder
+
+
+class Runner:
+    def __init__(self, device: str | None = None, dtype: str | None = None, queue: int = 8,
+                 loaded: dict[str, Loaded] | None = None):
+        """device, dtype: for targets loaded on demand (default: the best this machine has); queue:
+        runs that may wait per target behind the running one; loaded: targets already loaded, by spec."""
+        self.device, self.dtype, self.queue = device, dtype, queue  # picked when a target loads
+        self._models = {spec: _Model(t, queue) for spec, t in (loaded or {}).items()}
+        self._lock = threading.Lock()  # loading: two sessions asking for one model load it once
+
+    def specs(self) -> list[str]:
+        return list(self._models)
+
+    def target(self, spec: str | None = None) -> Loaded:
+        return self._model(spec).loaded
+
+    def lane(self, spec: str | None = None) -> Lane:
+        return self._model(spec).lane
+
+    def draft(self, spec: str, model: str | None = None) -> Loaded:
+        m = self._model(model)
+        with self._lock:
+            if spec not in m.drafts:
+                if len(m.drafts) >= MAX_DRAFTS:
+                    m.drafts.pop(next(iter(m.drafts)))
+                m.drafts[spec] = models.load_draft(spec, m.loaded)
+            return m.drafts[spec]
+
+    def drafts(self, model: str | None = None) -> list[Loaded]:
+        return list(self._model(model).drafts.values())  # list(): one C call, safe while a run adds one
+
+    def decodes_on(self, method: str, params: dict, model: str | None = None) -> Loaded:
+        """The target, or the fine-tuned copy the method decodes on (cllm's), made once and kept."""
+        m = self._model(model)
+        folder = lora.needed(method, params)
+        if folder is None:
+            return m.loaded
+        with self._lock:
+            if str(folder) not in m.tuned:
+                m.tuned[str(folder)] = lora.target_for(m.loaded, method, params)
+            return m.tuned[str(folder)]
+
+    def prepare(self, r: Request) -> Prepared:
+        """Check the request, then load (once) what it decodes with."""
+        given = r.check()
+        spec = models.draft_for(r.draft, r.model or self._first(), methods.needs_draft_model(r.method))
+        target = self.target(r.model)
+        params = resolve_params(target, r.method, given)
+        draft = self.draft(spec, r.model) if spec else None
+        if draft is not None:
+            check_pair(target, draft)
+        return Prepared(self.decodes_on(r.method, params, r.model), draft, params)
+
+    def decode(self, r: Request, on_step: Callable[[Step], None] | None = None,
+               prepared: Prepared | None = None) -> Trace:
+        """Decode now, whatever waits in the line: for a caller that holds the turn (a benchmark's set of
+        runs, timed back to back) or owns the process (the command line)."""
+        p = prepared or self.prepare(r)
+        return decode(p.target, r.method, r.prompt, p.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
+                      r.seed, p.draft, r.chat, on_step)
+
+    def run(self, r: Request, on_step: Callable[[Step], None] | None = None,
+            on_wait: Callable[[int], None] | None = None) -> tuple[Trace, Turn]:
+        """Check the request (a bad one never waits), wait for the target's turn, then decode in it.
+        on_wait(ahead) is called while waiting; either callback may raise to give up."""
+        r.check()
+        with self.turn(r.model, on_wait) as turn:
+            return self.decode(r, on_step), turn
+
+    @contextmanager
+    def turn(self, model: str | None = None, on_wait=None) -> Iterator[Turn]:
+        """Hold the target's lane: nothing else decodes on it until the block ends (QueueFull when full)."""
+        with self.lane(model).turn(on_wait) as turn:
+            yield turn
+
+    def _first(self) -> str:
+        return next(iter(self._models), models.EMBEDDED)
+
+    def _model(self, spec: str | None) -> _Model:
+        spec = spec or self._first()
+        if spec not in self._models:
+            with self._lock:
+                if spec not in self._models:
+                    self._models[spec] = _Model(models.load(spec, self.device, self.dtype), self.queue)
+        return self._models[spec]
