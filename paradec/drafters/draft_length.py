@@ -168,14 +168,6 @@ def chain(continue_after, logits_after, feed: list[int], sampler, gen) -> tuple[
 
 
 
-def keep_accepted(cache, ctx: list[int], drafted: int, accepted: int) -> None:
-    """After a verify pass, crop a chain drafter's cache (it holds the drafted tokens but the last)
-    to the committed ones: ctx now ends with the accepted drafts and the target's own token."""
-    valid = len(ctx) - 1 - accepted + min(accepted, drafted - 1)
-    extra = cache.get_seq_length() - valid
-    if extra > 0:
-        cache.crop(-extra)
-
 def reach(rule: Fixed, qs: list[torch.Tensor]) -> int:
     """Tree drafters: how many depths the rule drafts along one path, given the q each of its
     tokens was picked from, root first (asked afresh: the rule's chances become this path's).

@@ -33,25 +33,31 @@ import torch
 
 from .. import catalog
 from ..targets import as_target
-from .base import Draft, Drafter
-from .chain import chain_parents
-from .sps import draft_chain
+from .base import Draft
+from .chain import ChainDrafter, chain_parents
+from .sps import draft_logits
 
 
-class Mirror(Drafter):
+class Mirror(ChainDrafter):
     name = "mirror"
 
     def __init__(self, draft_model, target_model=None, k: int = 4, bets: int = 8, parallel: bool = True,
                  draft_device: str = "same"):
         self.params = catalog.check(self.name, k=k, bets=bets, parallel=parallel, draft_device=draft_device)
+        super().__init__(k, "fixed", 0.0)  # every chain is k long: the bets are on where a chain of k ends
         self.target_device = target_model.device if target_model is not None else draft_model.device
         moved = draft_device == "cpu" and draft_model.device.type != "cpu"
         # The CPU copy belongs to this run; the shared draft stays where it is, unmodified.
         self.model = copy.deepcopy(draft_model).to("cpu", torch.float32) if moved else draft_model
 
+    def new_cache(self):
+        return as_target(self.model).new_cache()
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        return draft_logits(self.model, self.cache, tokens)
+
     def begin(self, prompt_ids):
-        self.cache = as_target(self.model).new_cache()  # the draft's own cache, for this run only
-        self.fed: list[int] = []  # the tokens whose keys and values that cache holds
+        super().begin(prompt_ids)  # the draft's own cache, for this run only
         self.job: _Job | None = None
         self.seed: int | None = None  # the current bet's seed (drawn from the run's generator)
         self.last: tuple[int, int] = (0, 0)  # the last verify pass's outcome (j, b)
@@ -62,7 +68,7 @@ class Mirror(Drafter):
         k = self.params["k"]
         extras, ready = self._collect()
         if ready is None:  # the first step, or the outcome was not drafted: draft it now, with its own seed
-            ready = self.chain(ctx, k, sampler, gen if self.seed is None else self._gen(self.last))
+            ready = self.chain(ctx, sampler, gen if self.seed is None else self._gen(self.last))
         tokens, qs = ready
         self.seed = int(torch.randint(2**62, (1,), generator=gen)) if gen is not None else len(ctx)
         if self.params["parallel"]:
@@ -72,21 +78,10 @@ class Mirror(Drafter):
                      q=[q.to(self.target_device) for q in qs], forwards=len(tokens), extras=extras)
 
     def commit(self, ctx, draft, accepted, verified):
+        super().commit(ctx, draft, accepted, verified)
         self.last = (len(accepted), ctx[-1])  # the outcome: the worker stops betting on others
         if self.job is not None:
             self.job.outcome = self.last
-
-    def chain(self, prefix: list[int], n: int, sampler, gen, go_on=lambda: True):
-        """A chain of up to n draft tokens after prefix: the cache keeps what it shares with
-        prefix and is fed the rest in one forward (>= 1 token: the last is always fed again)."""
-        valid = min(_common(self.fed, prefix), len(prefix) - 1)
-        if len(self.fed) > valid:
-            self.cache.crop(valid - len(self.fed))  # a negative count: tokens to drop
-        del self.fed[valid:]
-        tokens, qs = draft_chain(self.model, self.cache, prefix[valid:], sampler, gen,
-                                 lambda pos, q: pos + 1 < n and go_on())
-        self.fed += prefix[valid:] + tokens[:-1]
-        return tokens, qs
 
     def _gen(self, key: tuple[int, int]) -> torch.Generator:
         """The generator of the chain after outcome `key` of the current bet."""
@@ -105,12 +100,6 @@ class Mirror(Drafter):
                   "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
                   "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
         return extras, ready
-
-
-def _common(a: list[int], b: list[int]) -> int:
-    """Length of the common prefix of two token lists."""
-    n = min(len(a), len(b))
-    return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 class _Job:
@@ -133,8 +122,7 @@ class _Job:
                     break
                 # A started chain is finished only while it may still be the outcome.
                 go_on = lambda key=(j, b): self.outcome in (None, key)  # noqa: E731
-                tokens, q = drafter.chain(ctx + chain[:j] + [b], drafter.params["k"], sampler, drafter._gen((j, b)),
-                                          go_on)
+                tokens, q = drafter.chain(ctx + chain[:j] + [b], sampler, drafter._gen((j, b)), go_on)
                 if len(tokens) == drafter.params["k"]:
                     self.done[(j, b)] = (tokens, q)
         self.end_ms = (time.perf_counter() - drafter.origin) * 1e3

@@ -9,7 +9,6 @@ import torch
 
 from .. import catalog
 from ..targets import as_target
-from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .chain import ChainDrafter
 
 
@@ -26,14 +25,6 @@ class SpeculativeSampling(ChainDrafter):
 
     def logits_after(self, tokens: list[int]) -> torch.Tensor:
         return draft_logits(self.model, self.cache, tokens)
-
-
-def draft_chain(model, cache, feed: list[int], sampler, gen, continue_after) -> tuple[list[int], list[torch.Tensor]]:
-    """Draw a chain from the draft: feed the tokens it has not seen (>= 1), draw one, feed it
-    back, until continue_after(position, q) says stop. The cache then holds every drawn token
-    but the last. Returns the tokens and the q each was drawn from."""
-
-    return lengths.chain(continue_after, lambda tokens: draft_logits(model, cache, tokens), feed, sampler, gen)
 
 
 def draft_logits(model, cache, tokens: list[int]) -> torch.Tensor:
