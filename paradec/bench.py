@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods, models
+from . import bench_report, machine, methods, models, preset_file
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
@@ -74,7 +74,7 @@ def variants(spec: str) -> dict[str, tuple[str, list[str]]]:
 
 
 def bench_command(args) -> int:
-    names = variants(args.methods)
+    names = preset_file.apply(variants(args.methods), preset_file.load(args.preset) if args.preset else None)
     if args.repeats < 1:
         raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
     if not 0 <= args.threads <= (os.cpu_count() or 1):
@@ -149,9 +149,23 @@ def bench(target, draft, names, peers, rows, args, engines=()) -> dict:
     found, sections = _engine_runs(engines, rows, settings, first)
     report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft, args))
     report["differences"] = differences(target, runs, names)
+    if getattr(args, "memory", False):  # the CLI's: the profiler counts every thread's allocations in the process
+        report["memory"] = measure_memory(decodes_on, draft, names, rows[0], settings)
     if sections:
         report["engines"] = sections
     return report
+
+
+def measure_memory(decodes_on: dict, draft, names: dict, row: dict, settings: dict) -> dict:
+    """Every row's memory (paradec.memory), one untimed run each on the first prompt, after the timed ones."""
+    from . import memory
+
+    print("bench: memory, one untimed run per method on the first prompt", file=sys.stderr)
+    found = {}
+    for name, (method, pairs) in names.items():
+        d = draft if methods.needs_draft_model(method) else None
+        found[name] = memory.measure(decodes_on[name], method, row["prompt"], pairs, draft=d, **settings)["memory"]
+    return {"methods": found, "prompt": row["id"], "how": memory.HOW, "process_peak_rss": memory.process_peak_rss()}
 
 
 def _engine_runs(engines, rows: list[dict], settings: dict, first: dict) -> tuple[dict, dict]:
@@ -208,8 +222,8 @@ def _header(target, draft, args) -> dict:
         "model": target.name, "draft": draft.name if draft else None,
         "max_new_tokens": args.max_new_tokens, "temperature": args.temperature, "seed": args.seed,
         "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split,
-        "categories_kept": args.categories,
-        "per_category": args.per_category, "limit": args.limit,
+        "categories_kept": args.categories, "per_category": args.per_category, "limit": args.limit,
+        "preset": getattr(args, "preset", None) and _shown(args.preset),
     }
 
 

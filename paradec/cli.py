@@ -1,4 +1,4 @@
-"""python -m paradec run | bench | serve: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | tune | serve: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import codecs
 import json
 import sys
 
-from . import catalog, methods
+from . import catalog, methods, preset_file
 from .data import SPECBENCH
+from .preset_file import PresetError
 from .trace import TraceError
 
 
@@ -31,6 +32,8 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: by device)")
     p.add_argument("--no-chat", action="store_true", help="feed the prompt raw, without the chat template")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--preset", default=None, metavar="FILE",
+                   help="a preset file (python -m paradec tune --preset-out): its settings, under --set's")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,9 +63,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--peers", action="append", default=[], metavar="PEER",
                    help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
                    "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
+    b.add_argument("--no-memory", dest="memory", action="store_false",
+                   help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
     b.add_argument("--threads", type=int, default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
+    from .tune import add_parser as tune_parser
+
+    tune_parser(sub, _sampling_args)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
     s.add_argument("--port", type=int, default=8765)
@@ -89,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
         if args.command == "run":
             return _run(args)
+        if args.command == "tune":
+            from .tune import tune_command
+
+            return tune_command(args)
         if args.command == "serve":
             from .serve import serve_command
 
@@ -96,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench_command
 
         return bench_command(args)
-    except (methods.InputError, TraceError) as e:
+    except (methods.InputError, TraceError, PresetError) as e:
         print(f"paradec: error: {e}", file=sys.stderr)
         return 2
     except _model_error() as e:
@@ -134,7 +146,9 @@ def _run(args) -> int:
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
         raise methods.InputError("--trace needs a file name")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
-    params = methods.parse_params(args.method, args.set)  # fail fast, before loading weights
+    preset = preset_file.load(args.preset) if args.preset else None
+    given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
+    params = methods.parse_params(args.method, given)  # fail fast, before loading weights
     validate(prompt, args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed)
     spec = draft_for(args.draft, args.model, methods.needs_draft_model(args.method))
     target, draft = load_pair(args.model, args.device, args.dtype, spec)
@@ -142,7 +156,7 @@ def _run(args) -> int:
     if methods.lossy(args.method, params):  # once what it runs on is loaded: an error says only the error
         print(f"paradec: warning: LOSSY: {methods.lossy(args.method, params)}", file=sys.stderr)
     trace = run(  # the given --set values only: what they leave out is sized for the device
-        target, args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
+        target, args.method, prompt, given, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
         args.seed, draft, chat=not args.no_chat,
     )
     if args.trace:

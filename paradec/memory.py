@@ -18,10 +18,13 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from . import methods
+from .bench_report import MEMORY_FIELDS as FIELDS  # noqa: F401 (what measure() returns, in this order)
 
 MARK = "paradec.step_end"
-WEIGHTS = ("target", "packed", "draft", "heads")
-FIELDS = (*(f"weights_{w}" for w in WEIGHTS), "kv", "held", "activations", "peak")
+HOW = ("weights measured (tensor bytes by owner; packed: the CPU kernel's copy of the target's projections); kv "
+       "derived (the target's rows at the widest verify pass, tree rows included, x bytes per row); held and "
+       "activations measured (the profiler's allocations: held between steps, a step's rise above it); peak = "
+       "weights + the run's highest allocation; one untimed run on the first prompt")
 MAX_DEPTH = 12
 
 
@@ -103,6 +106,15 @@ def measure(target, method: str, prompt: str, params=None, draft=None, **setting
     return {"memory": out, "trace": trace}
 
 
+def process_peak_rss() -> int:
+    """This process's peak resident set in bytes, every method's runs and the loading together (Linux, macOS)."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
 def _mark(step) -> None:
     with record_function(MARK):  # a timestamp on the profiler's own clock: the step ends here
         pass
@@ -133,17 +145,3 @@ def _split(curve: list) -> dict:
         if mark:
             act, held, start, peak_in_step = max(act, peak_in_step - start), level, level, level
     return {"held": held, "activations": act, "top": top}
-
-
-def table(rows: dict[str, dict]) -> list[str]:
-    """The printed memory table (MiB), one line per method, AR's first."""
-    w = max(18, *(len(n) + 2 for n in rows))
-    head = f"{'memory (MiB)':<{w}}" + "".join(f"{c:>9}" for c in ("target", "packed", "draft", "heads", "kv",
-                                                                    "held", "activ.", "peak", "vs AR"))
-    lines = [head]
-    ar = rows.get("ar", {}).get("peak") or 0
-    for name, m in rows.items():
-        cells = [m[f] / 2**20 for f in FIELDS]
-        extra = f"{m['peak'] / ar:>8.2f}x" if ar else f"{'-':>9}"
-        lines.append(f"{name:<{w}}" + "".join(f"{c:>9.1f}" for c in cells) + extra)
-    return lines
