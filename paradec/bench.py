@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods, models, preset_file
+from . import bench_report, machine, methods, models, preset_file, presets
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
@@ -224,6 +224,7 @@ def _header(target, draft, args) -> dict:
         "repeats": args.repeats, "prompt_file": _shown(args.prompts), "split": args.split,
         "categories_kept": args.categories, "per_category": args.per_category, "limit": args.limit,
         "preset": getattr(args, "preset", None) and _shown(args.preset),
+        "device_profile": presets.device_profile(presets.device_info(target.device)).source,
     }
 
 

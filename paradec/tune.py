@@ -20,10 +20,9 @@ from pathlib import Path
 
 from . import methods, preset_file
 from . import tune_search as search
-from .files import read_regular, write_atomic
+from .files import write_atomic
 
-KIND = "paradec-tune"
-SCHEMA = 1
+KIND, SCHEMA = search.KIND, search.SCHEMA
 
 
 def add_parser(sub, sampling_args) -> None:
@@ -123,14 +122,11 @@ def _state(args, path: str, names: list[str], rows: list[dict], held: list[dict]
 
 
 def load(path: str | Path) -> dict:
-    """A tune state / results file (the Tune page reads it too). InputError when it is not one."""
+    """A tune state / results file. InputError when it is not one."""
     try:
-        data = json.loads(read_regular(path, 64 * 2**20))
-    except (OSError, ValueError) as e:
-        raise methods.InputError(f"cannot read tune results {path}: {getattr(e, 'strerror', None) or e}") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
-        raise methods.InputError(f"{path}: not a paradec tune results file of schema {SCHEMA}")
-    return data
+        return search.load(path)
+    except ValueError as e:
+        raise methods.InputError(str(e)) from None
 
 
 def record(trace) -> dict:

@@ -12,7 +12,11 @@ import math
 import random
 
 from . import catalog
+from .files import read_regular
 
+KIND = "paradec-tune"
+SCHEMA = 1
+MAX_BYTES = 64 * 2**20
 DEFAULTS = "defaults"  # the candidate that sets nothing: the method's defaults as the device profile sizes them
 
 
@@ -79,3 +83,14 @@ def score(recs: list[dict], ar: list[dict]) -> dict:
 def fingerprint(settings: dict) -> str:
     """What a resumed run must share with the state file it continues (the run's settings, as JSON)."""
     return json.dumps(settings, sort_keys=True)
+
+
+def load(path) -> dict:
+    """A tune state / results file (the Tune page reads it too); ValueError (one line) when it is not one."""
+    try:
+        data = json.loads(read_regular(path, MAX_BYTES + 1))
+    except (OSError, ValueError, RecursionError) as e:
+        raise ValueError(f"cannot read tune results {path}: {getattr(e, 'strerror', None) or e}") from None
+    if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: not a paradec tune results file of schema {SCHEMA}")
+    return data
