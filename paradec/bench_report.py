@@ -171,13 +171,13 @@ def csv_rows(report: dict) -> list[dict]:
     mem = report.get("memory", {}).get("methods", {})
     return [{"category": cat, "method": name, **{k: m[k] for k in METRICS},
              "acceptance_by_position": " ".join(f"{share:.3f}" for *_, share in m["acceptance_by_position"]),
-             **{f"{k}_mib": _mib(mem, name, k) if cat == "all" else "" for k in MEMORY_FIELDS}}
+             **{f"{k}_mib": _mib(mem, name, k) if cat == "all" else None for k in MEMORY_FIELDS}}
             for cat, methods in groups for name, m in methods.items()]
 
 
 def _mib(mem: dict, name: str, field: str):
-    """A method's memory figure in MiB for the CSV ("" where none was measured: a peer, a category row)."""
-    return round(mem[name][field] / 2**20, 3) if name in mem else ""
+    """A method's memory figure in MiB (None, an empty CSV cell, where none was measured: a peer, a category)."""
+    return round(mem[name][field] / 2**20, 3) if name in mem else None
 
 
 def save(report: dict, path: str | Path) -> Path:
