@@ -40,8 +40,8 @@ def tuned(tmp_path_factory, tiny_dir):
     rows = [{"question_id": i, "category": CATS[i % 3], "turns": [f"{CATS[i % 3]} {i}: a b a b c d a b"]}
             for i in range(12)]
     (d / "p.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    args = ["tune", "--methods", "pld,lookahead", "--prompts", str(d / "p.jsonl"), "--model", str(tiny_dir),
-            "--device", "cpu", "--max-new-tokens", "4", "--configs", "3", "--per-category", "1",
+    args = ["tune", "--methods", "lookahead", "--prompts", str(d / "p.jsonl"), "--model", str(tiny_dir),
+            "--device", "cpu", "--max-new-tokens", "4", "--configs", "2", "--per-category", "1",
             "--heldout-per-category", "1", "--no-chat", "--state", str(d / "state.json"),
             "--preset-out", str(d / "preset.json"), "--json"]
     assert main(args) == 0
@@ -51,9 +51,9 @@ def tuned(tmp_path_factory, tiny_dir):
 def test_state_and_preset(tuned, capfd):
     d, _ = tuned
     state = tune_search.load(d / "state.json")
-    for m in ("pld", "lookahead"):
+    for m in ("lookahead",):
         mine = state["methods"][m]
-        assert tune_search.DEFAULTS in mine["candidates"] and len(mine["candidates"]) == 4
+        assert tune_search.DEFAULTS in mine["candidates"] and len(mine["candidates"]) == 3
         assert [r["prompts"] for r in mine["rungs"]] == [2, 3]
         final = mine["final"]
         assert final["finalists"][0] == tune_search.DEFAULTS and final["prompts"] == 3
@@ -68,13 +68,13 @@ def test_state_and_preset(tuned, capfd):
 def test_resume_decodes_nothing_again(tuned):
     d, args = tuned
     state = json.loads((d / "state.json").read_text())
-    del state["methods"]["pld"]["final"]  # as if killed before pld's held-out comparison
+    del state["methods"]["lookahead"]["final"]  # as if killed before the held-out comparison
     (d / "state.json").write_text(json.dumps(state))
     assert main(args) == 0
     again = tune_search.load(d / "state.json")
-    assert again["methods"]["pld"]["runs"] == state["methods"]["pld"]["runs"]  # no search run was redone
-    assert "final" in again["methods"]["pld"]
-    assert main([*args[:-5], "--configs", "4", *args[-5:]]) == 2  # other settings: refused, not mixed
+    assert again["methods"]["lookahead"]["runs"] == state["methods"]["lookahead"]["runs"]  # no search run redone
+    assert "final" in again["methods"]["lookahead"]
+    assert main([*args[:-5], "--configs", "3", *args[-5:]]) == 2  # other settings: refused, not mixed
 
 
 def test_run_and_bench_load_the_preset(tuned, tiny_dir, capfd):
