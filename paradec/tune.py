@@ -11,7 +11,6 @@ the same settings skips what it holds; the held-out comparison is kept only whol
 process. Progress goes to stderr."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from . import methods, preset_file
 from . import tune_search as search
 from .files import write_atomic
+from .tune_final import final, record
 
 KIND, SCHEMA = search.KIND, search.SCHEMA
 
@@ -129,12 +129,6 @@ def load(path: str | Path) -> dict:
         raise methods.InputError(str(e)) from None
 
 
-def record(trace) -> dict:
-    """What the search keeps of a run: enough for speed-up, τ and whether its tokens are AR's."""
-    return {"tokens": len(trace.token_ids), "wall_s": trace.wall_s, "forwards": trace.target_forwards,
-            "ids": hashlib.sha1(json.dumps(trace.token_ids).encode()).hexdigest()[:12]}
-
-
 class Tuner:
     """One process's tuning: the loaded models, the state it fills and saves after every run."""
 
@@ -172,8 +166,6 @@ class Tuner:
         return self.state["ar"][name]
 
     def method(self, method: str, rows: list[dict], held: list[dict]) -> None:
-        from .tune_final import final
-
         mine = self.state["methods"].setdefault(method, {"runs": {}, "effective": {}, "rungs": []})
         if "final" in mine:
             return

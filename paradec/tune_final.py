@@ -2,9 +2,17 @@
 prompt by prompt in one process (kept only whole), and the fastest overall and per category."""
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 
 from . import tune_search as search
+
+
+def record(trace) -> dict:
+    """What the tuner keeps of a run: enough for speed-up, τ and whether its tokens are AR's."""
+    return {"tokens": len(trace.token_ids), "wall_s": trace.wall_s, "forwards": trace.target_forwards,
+            "ids": hashlib.sha1(json.dumps(trace.token_ids).encode()).hexdigest()[:12]}
 
 
 def final(tuner, method: str, mine: dict, held: list[dict]) -> dict:
@@ -13,8 +21,6 @@ def final(tuner, method: str, mine: dict, held: list[dict]) -> dict:
     ranked = sorted((k for k in points if k != search.DEFAULTS), key=lambda k: (-reached[k], -points[k]["speedup"]))
     keys = [search.DEFAULTS, *ranked[: tuner.args.finalists]]
     runs, ar, first = {k: [] for k in keys}, [], {}
-    from .tune import record
-
     for i, row in enumerate(held * tuner.args.repeats, 1):
         print(f"\rtune {method}: held-out, prompt {i}/{len(held) * tuner.args.repeats} ({row['category']})   ",
               end="", file=sys.stderr, flush=True)
