@@ -24,6 +24,7 @@ PAGES = [
     st.Page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
     st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
     st.Page("pages/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
+    st.Page("pages/tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
     st.Page("pages/production.py", title="Production engine", icon=":material/dns:", url_path="production"),
 ]
 

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import roofline
+from ui import memory, roofline
 
 st.title("Roofline: why one token at a time wastes the hardware")
 st.markdown("""A forward pass reads every weight once however many tokens it processes, and does about
@@ -17,3 +17,4 @@ roofline.measured_costs()
 roofline.what_if(choice)
 roofline.losing_runs()
 roofline.tree_attention(choice)
+memory.gpu_table()

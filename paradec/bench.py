@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods
+from . import bench_report, machine, methods, presets
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
@@ -91,6 +91,8 @@ class Options:
     categories: str = ""
     per_category: int = 0
     limit: int = 0
+    preset: str | None = None  # the preset file the methods' settings came from, as the report names it
+    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.memory)
 
     def sampling(self) -> dict:
         return dict(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
@@ -145,9 +147,25 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     found, sections = _engine_runs(engines, rows, options.sampling(), first)
     report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
     report["differences"] = differences(target, runs, names)
+    if options.memory:  # the CLI's: the profiler counts every thread's allocations in the process
+        report["memory"] = measure_memory(runner, names, rows[0], lambda m, pairs: request(m, pairs, rows[0]["prompt"]))
     if sections:
         report["engines"] = sections
     return report
+
+
+def measure_memory(runner: Runner, names: dict, row: dict, request) -> dict:
+    """Every row's memory (paradec.memory), one untimed run each on the first prompt, after the timed ones;
+    request(method, pairs) is the row's Request for a method."""
+    from . import memory
+
+    print("bench: memory, one untimed run per method on the first prompt", file=sys.stderr)
+    found = {}
+    for name, (method, pairs) in names.items():
+        r = request(method, pairs)
+        p = runner.prepare(r)
+        found[name] = memory.measure(p.target, method, r.prompt, pairs, draft=p.draft, **r.sampling())["memory"]
+    return {"methods": found, "prompt": row["id"], "how": memory.HOW, "process_peak_rss": memory.process_peak_rss()}
 
 
 def _engine_runs(engines, rows: list[dict], settings: dict, first: dict) -> tuple[dict, dict]:
@@ -205,6 +223,7 @@ def _header(target, draft, options: Options) -> dict:
         "max_new_tokens": options.max_new_tokens, "temperature": options.temperature, "seed": options.seed,
         "repeats": options.repeats, "prompt_file": options.prompts, "split": options.split,
         "categories_kept": options.categories, "per_category": options.per_category, "limit": options.limit,
+        "preset": options.preset, "device_profile": presets.device_profile(presets.device_info(target.device)).source,
     }
 
 

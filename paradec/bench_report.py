@@ -16,6 +16,10 @@ SCHEMA = 1
 KIND = "paradec-bench"
 METRICS = ("speedup", "tau", "acceptance_rate", "tokens_per_s", "identical_runs", "runs")
 MAX_BYTES = 20 * 2**20
+# paradec.memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
+# between steps, a step's activations, and the peak (weights + the run's highest allocation)
+MEMORY_FIELDS = ("weights_target", "weights_packed", "weights_draft", "weights_heads", "kv", "held", "activations",
+                 "peak")
 # A top-2 logit gap below this is a near-tie that float32's summation order may break either way
 # (a 1-token and an N-token forward differ by ~1e-7 relative; logits here are ~10-30).
 NEAR_TIE = 1e-4
@@ -131,6 +135,7 @@ def format_report(report: dict) -> str:
         if "accept_length_server_life" in e:
             lines.append(f"{name}: avg_spec_accept_length {e['accept_length_server_life']:.2f}, cumulative over the "
                          "server's life (not this run's alone)")
+    lines += memory_lines(report)
     for d in report.get("differences", []):
         why = ("expected: another model" if d["expected"]
                else ("a near-tie" if d["top2_gap"] < NEAR_TIE else "NOT a tie"))
@@ -138,6 +143,21 @@ def format_report(report: dict) -> str:
                      f"at token {d['position']}:"
                      f" {d['token']} for AR's {d['ar_token']}, top-2 logit gap {d['top2_gap']:.2e} ({why})")
     return "\n".join(lines)
+
+
+def memory_lines(report: dict) -> list[str]:
+    """The memory table (MiB), one line per method with AR's first; [] for a report without one."""
+    mem = report.get("memory", {}).get("methods")
+    if not mem:
+        return []
+    w = max(18, *(len(n) + 2 for n in mem))
+    heads = ("target", "packed", "draft", "heads", "kv", "held", "activ.", "peak")
+    lines = ["", f"{'memory (MiB)':<{w}}" + "".join(f"{h:>9}" for h in heads) + f"{'vs AR':>8}"]
+    ar = mem.get("ar", {}).get("peak")
+    for name, m in mem.items():
+        ratio = f"{m['peak'] / ar:>7.2f}x" if ar else f"{'-':>8}"
+        lines.append(f"{name:<{w}}" + "".join(f"{m[f] / 2**20:>9.2f}" for f in MEMORY_FIELDS) + ratio)
+    return lines + [f"memory: {report['memory']['how']}"]
 
 
 def _shown(value, spec: str) -> str:
@@ -148,9 +168,16 @@ def _shown(value, spec: str) -> str:
 def csv_rows(report: dict) -> list[dict]:
     """One row per method overall (category 'all'), then per category and method."""
     groups = [("all", report["methods"])] + list(report["categories"].items())
+    mem = report.get("memory", {}).get("methods", {})
     return [{"category": cat, "method": name, **{k: m[k] for k in METRICS},
-             "acceptance_by_position": " ".join(f"{share:.3f}" for *_, share in m["acceptance_by_position"])}
+             "acceptance_by_position": " ".join(f"{share:.3f}" for *_, share in m["acceptance_by_position"]),
+             **{f"{k}_mib": _mib(mem, name, k) if cat == "all" else None for k in MEMORY_FIELDS}}
             for cat, methods in groups for name, m in methods.items()]
+
+
+def _mib(mem: dict, name: str, field: str):
+    """A method's memory figure in MiB (None, an empty CSV cell, where none was measured: a peer, a category)."""
+    return round(mem[name][field] / 2**20, 3) if name in mem else None
 
 
 def save(report: dict, path: str | Path) -> Path:
@@ -158,7 +185,8 @@ def save(report: dict, path: str | Path) -> Path:
     path = Path(path)
     write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1))
     text = io.StringIO(newline="")
-    w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "acceptance_by_position"])
+    w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "acceptance_by_position",
+                                         *(f"{k}_mib" for k in MEMORY_FIELDS)])
     w.writeheader()
     w.writerows(csv_rows(report))
     write_atomic(path.with_suffix(".csv"), text.getvalue())

@@ -26,6 +26,8 @@ class Param:
     spare: tuple = ()  # the values of a weights parameter that name no file ("": the shipped weights)
     label: str = ""  # a page control's label (the name when empty)
     step: float | None = None  # a page slider's step (floats)
+    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tune); empty: it leaves this one alone
+    when: tuple = ()  # (another parameter, its values) under which this one matters; the tuner varies it only then
 
     def check(self, value) -> None:
         """ValueError (one line) when value is outside the range or the choices."""
@@ -70,20 +72,23 @@ class Method:
 def _rule(threshold: float) -> tuple[Param, ...]:
     """A draft-length rule's two parameters (paradec.drafters.draft_length), shared by five methods."""
     return (Param("draft_length", str, "fixed", "how long a step's draft gets: fixed, the +2/-1 heuristic, a "
-                  "confidence cutoff, or a learned predictor of acceptance", choices=RULES, label="draft length rule"),
+                  "confidence cutoff, or a learned predictor of acceptance", choices=RULES, label="draft length rule",
+                  tune=RULES),
             Param("threshold", float, threshold, "confidence: stop below this draft probability; learned: below "
-                  "this predicted chance of being committed", 0.0, 1.0, label="threshold", step=0.05))
+                  "this predicted chance of being committed", 0.0, 1.0, label="threshold", step=0.05,
+                  tune=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6), when=("draft_length", ("confidence", "learned"))))
 
 
 WEIGHTS_HELP = "a folder of trained weights (empty: the shipped ones for the embedded model)"
 TREE_HELP = "a preset's name, or rank paths as JSON, e.g. [[0], [0, 0], [1]]"
 EAGLE_DYNAMIC = (
     Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
-    Param("depth", int, 4, "draft steps: depths the tree grows", 1, MAX_K, sized=True, label="depth (draft steps)"),
+    Param("depth", int, 4, "draft steps: depths the tree grows", 1, MAX_K, sized=True, label="depth (draft steps)",
+          tune=(2, 3, 4, 5, 6, 8)),
     Param("top_k", int, 4, "candidates expanded per depth, and children per candidate", 1, 16, sized=True,
-          label="top_k (expanded per depth)"),
+          label="top_k (expanded per depth)", tune=(2, 3, 4, 6, 8)),
     Param("total_tokens", int, 11, "candidates kept for the verify pass (12 rows: one register block on a CPU)",
-          1, 256, sized=True, label="total_tokens (verified)"),
+          1, 256, sized=True, label="total_tokens (verified)", tune=(4, 6, 8, 11, 16, 24, 32, 48, 64)),
     *_rule(0.3),
 )
 
@@ -92,27 +97,31 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("sps", "sps:SpeculativeSampling", "draft model",
            "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
-                  label="k (draft length)"), *_rule(0.4)), needs="draft"),
+                  label="k (draft length)", tune=(2, 3, 4, 5, 6, 8)), *_rule(0.4)), needs="draft"),
     Method("pld", "pld:PromptLookup", "copy",
            "prompt lookup: copies what followed the last n-gram's earlier occurrence",
-           (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)"),
-            Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram"),
+           (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)",
+                  tune=(2, 4, 6, 8, 10, 16)),
+            Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram", tune=(2, 3, 4)),
             Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram"))),
     Method("jacobi", "jacobi:Jacobi", "guess and iterate",
            "guesses a block; the target re-predicts it until a prefix is fixed",
-           (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)"),
+           (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)",
+                  tune=(2, 4, 6, 8, 11, 16)),
             Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
                   "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess"))),
     Method("lookahead", "lookahead:Lookahead", "guess and iterate",
            "an n-gram pool filled by Jacobi iterations, verified in the same pass",
-           (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)"),
-            Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)"),
+           (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)",
+                  tune=(1, 2, 3, 4, 5, 6, 8, 12)),
+            Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)", tune=(2, 3, 4, 5)),
             Param("candidates", int, 2, "candidates verified (G)", 0, 32, sized=True,
-                  label="G (candidates verified)"))),
+                  label="G (candidates verified)", tune=(0, 1, 2, 3, 4, 6, 8)))),
     Method("medusa", "medusa:Medusa", "heads",
            "heads on the last hidden state guess later tokens; their top-k form a tree",
            (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
-            Param("tree", str, "", TREE_HELP + " (empty: the heads' own tree)", sized=True),
+            Param("tree", str, "", TREE_HELP + " (empty: the heads' own tree)", sized=True,
+                  tune=("", "chain4", "small8", "cpu12", "wide16", "mc_sim_7b_63")),
             Param("acceptance", str, "exact", "exact rejection sampling, or Medusa-2's typical acceptance (LOSSY "
                   "when sampling)", choices=("exact", "typical"), label="Acceptance"),
             Param("epsilon", float, 0.09, "typical acceptance's hard threshold", 0.0, 1.0, step=0.01),
@@ -121,7 +130,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            reads_target=True),
     Method("eagle", "eagle:Eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
            (Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
-            Param("tree", str, "cpu10", TREE_HELP, label="Static tree"), *_rule(0.3)), needs="an EAGLE-1 head",
+            Param("tree", str, "cpu10", TREE_HELP, label="Static tree", tune=("chain4", "cpu10")), *_rule(0.3)),
+           needs="an EAGLE-1 head",
            reads_target=True),
     Method("eagle2", "eagle:Eagle2", "heads",
            "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
@@ -132,7 +142,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("early_exit", "early_exit:EarlyExit", "self-speculative",
            "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
-                  label="k (tokens drafted; the most a rule drafts)"),
+                  label="k (tokens drafted; the most a rule drafts)", tune=(2, 3, 4, 5, 6, 8)),
             Param("exit_layer", int, 2, "target layers the draft runs (fewer than the target has)", 1, 255,
                   label="exit layer"),
             Param("adapter", str, "", WEIGHTS_HELP + "; none: the plain early exit", weights=True,
@@ -148,8 +158,9 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("mirror", "mirror:Mirror", "draft model",
            "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
            "while the target verifies",
-           (Param("k", int, 4, "tokens a step drafts", 1, MAX_K, label="k (draft length)"),
-            Param("bets", int, 8, "outcomes drafted ahead", 1, 64, label="bets (outcomes drafted ahead)"),
+           (Param("k", int, 4, "tokens a step drafts", 1, MAX_K, label="k (draft length)", tune=(2, 3, 4, 6, 8)),
+            Param("bets", int, 8, "outcomes drafted ahead", 1, 64, label="bets (outcomes drafted ahead)",
+                  tune=(2, 4, 8, 16)),
             Param("parallel", bool, True, "the worker drafts in parallel (false: the sequential baseline)"),
             Param("draft_device", str, "same", "the worker's draft: on the target's device, or a CPU copy",
                   choices=("same", "cpu"), label="worker's draft on")), needs="draft", reads_target=True),

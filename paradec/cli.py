@@ -1,4 +1,4 @@
-"""python -m paradec run | bench | serve: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | tune | serve: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import codecs
 import json
 import sys
 
-from . import catalog, methods
+from . import catalog, methods, preset_file
 from .data import SPECBENCH
+from .preset_file import PresetError
 from .trace import TraceError
 
 
@@ -31,6 +32,8 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: by device)")
     p.add_argument("--no-chat", action="store_true", help="feed the prompt raw, without the chat template")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--preset", default=None, metavar="FILE",
+                   help="a preset file (python -m paradec tune --preset-out): its settings, under --set's")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,9 +63,14 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--peers", action="append", default=[], metavar="PEER",
                    help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
                    "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
+    b.add_argument("--no-memory", dest="memory", action="store_false",
+                   help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
     b.add_argument("--threads", type=int, default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
+    from .tune import add_parser as tune_parser
+
+    tune_parser(sub, _sampling_args)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
     s.add_argument("--port", type=int, default=8765)
@@ -89,12 +97,16 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
         if args.command == "run":
             return _run(args)
+        if args.command == "tune":
+            from .tune import tune_command
+
+            return tune_command(args)
         if args.command == "serve":
             from .serve import serve_command
 
             return serve_command(args)
         return _bench(args)
-    except (methods.InputError, TraceError) as e:
+    except (methods.InputError, TraceError, PresetError) as e:
         print(f"paradec: error: {e}", file=sys.stderr)
         return 2
     except _model_error() as e:
@@ -130,7 +142,9 @@ def _run(args) -> int:
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
         raise methods.InputError("--trace needs a file name")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
-    request = Request(args.method, prompt, args.set, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
+    preset = preset_file.load(args.preset) if args.preset else None
+    given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
+    request = Request(args.method, prompt, given, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
                       args.seed, args.draft, chat=not args.no_chat, model=args.model)
     request.check()  # fail fast, before loading weights
     runner = Runner(args.device, args.dtype)
@@ -166,7 +180,7 @@ def _bench(args) -> int:
     from .bench import Options, bench, engines, load_prompts, shown, variants
     from .runner import Runner
 
-    names = variants(args.methods)
+    names = preset_file.apply(variants(args.methods), preset_file.load(args.preset) if args.preset else None)
     if args.repeats < 1:
         raise methods.InputError(f"--repeats must be at least 1 (got {args.repeats})")
     if not 0 <= args.threads <= (os.cpu_count() or 1):
@@ -179,7 +193,8 @@ def _bench(args) -> int:
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
     options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
-                      args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit)
+                      args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit,
+                      args.preset and shown(args.preset), args.memory)
     runner = Runner(args.device, args.dtype)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
     report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)

@@ -6,8 +6,10 @@ device's own properties rather than hard-coded.
 Pure data and functions; torch is imported only by device_info(), which reads the device."""
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .tree import MEDUSA_TREES
 
@@ -16,6 +18,9 @@ CONTEXT_TOKENS = 4096  # the KV cache is budgeted for a 4k-token context (prompt
 OVERHEAD_BYTES = 2 * 2**30  # CUDA context, activations of a verify pass, allocator slack
 USABLE = 0.9  # leave a tenth of the card to the driver and other processes
 TEXT_FILES = ("*.json", "*.safetensors", "tokenizer*", "*.model", "*.txt")
+# A device kind's tuned settings (python -m paradec tune --preset-out), when one is shipped: they replace the
+# sizes below for the methods they cover, and the profile names the run they came from (Profile.source).
+TUNED = Path(__file__).resolve().parents[1] / "assets" / "presets"
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,8 @@ class Profile:
 
     dtype: str
     verify_tokens: int
+    tuned: dict = field(default_factory=dict)  # method -> settings from the shipped tuned preset of this kind
+    source: str = "sized from the verify budget"  # or the tune run the tuned settings came from
 
     def params(self, method: str) -> dict:
         """Tree and draft sizes for a method, sized to the verify budget ({} for the others)."""
@@ -193,11 +200,24 @@ class Profile:
             "eagle2": eagle,
             "eagle3": eagle,
         }
-        return dict(table.get(method, {}))
+        return {**table.get(method, {}), **self.tuned.get(method, {})}
 
 
 def device_profile(info: DeviceInfo) -> Profile:
-    return Profile(dtype_for(info), verify_budget(info))
+    tuned, source = _tuned(info.kind)
+    return Profile(dtype_for(info), verify_budget(info), tuned, source)
+
+
+@functools.cache
+def _tuned(kind: str) -> tuple[dict, str]:
+    """assets/presets/KIND.json's settings and the run they came from; ({}, the sizing's name) when none."""
+    from . import preset_file
+
+    path = TUNED / f"{kind}.json"
+    if not path.is_file():
+        return {}, Profile.source
+    data = preset_file.load(path)  # a shipped file that does not load is a bug: fail loudly
+    return data["methods"], f"tuned: {data.get('source', path.name)}, {data.get('created', '')}"
 
 
 def _largest_tree(budget: int) -> str:

@@ -43,6 +43,11 @@ class Request:
         return the given parameters, typed. Done once per request: the result is kept."""
         return self._given
 
+    def sampling(self) -> dict:
+        """The decoding settings besides the method's: what paradec.run.run takes as keywords."""
+        return dict(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
+                    top_k=self.top_k, seed=self.seed, chat=self.chat)
+
     @cached_property
     def _given(self) -> dict:
         validate(self.prompt, self.max_new_tokens, self.temperature, self.top_p, self.top_k, self.seed)

@@ -62,7 +62,7 @@ from streamlit.testing.v1 import AppTest
 out = {}
 for page in ["pages/home.py", "pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py",
              "pages/medusa.py", "pages/eagle.py", "pages/early_exit.py", "pages/mirror.py", "pages/arena.py",
-             "pages/roofline.py", "pages/benchmark.py", "pages/production.py"]:
+             "pages/roofline.py", "pages/benchmark.py", "pages/tune.py", "pages/production.py"]:
     at = AppTest.from_file("app.py", default_timeout=60).run()
     at.switch_page(page).run()
     out[page] = [e.value for e in at.exception]

@@ -61,6 +61,9 @@ def test_report_schema(results, tiny_dir):
     assert depths == list(range(1, len(depths) + 1)) and depths
     assert all(0 <= share <= 1 and reached <= drafted for _, drafted, reached, share in sps["acceptance_by_position"])
     assert report["methods"]["hf_generate"]["acceptance_by_position"] == []
+    mem = report["memory"]["methods"]  # paradec.memory: one untimed run per paradec row
+    assert set(mem) == {"ar", "pld", "sps"} and mem["sps"]["weights_draft"] > 0 == mem["ar"]["weights_draft"]
+    assert all(m["peak"] >= m["weights_target"] > 0 for m in mem.values())
 
 
 def test_csv_beside_the_json(results):
@@ -71,6 +74,7 @@ def test_csv_beside_the_json(results):
     report = bench_report.load(results)
     sps = next(r for r in rows if r["category"] == "chat" and r["method"] == "sps")
     assert float(sps["speedup"]) == report["categories"]["chat"]["sps"]["speedup"]
+    assert float(rows[2]["peak_mib"]) > 0 and sps["peak_mib"] == ""  # memory: overall rows of paradec's methods
 
 
 def test_plain_output_is_a_table(capfd, tiny_dir, prompts):
@@ -126,7 +130,7 @@ def test_page_draws_a_results_file(monkeypatch, results):
     monkeypatch.setattr(ui_bench, "BENCH_DIR", results.parent)
     at = open_page("pages/benchmark.py")
     assert at.selectbox(key="bench.file").value == results.stem
-    assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 2
+    assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 3  # methods, memory, every category
     text = " ".join(m.value for m in at.markdown)
     assert "[MEASURED]" in text and "[FROM RUN]" in text
     cpu = bench_report.load(results)["machine"]["cpu"]

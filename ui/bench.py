@@ -11,7 +11,7 @@ from paradec.plots import bench as plots
 from paradec.plots.arena import bars_figure
 from paradec.plots.style import FROM_RUN, MEASURED
 
-from . import live
+from . import live, memory
 from .presets import PRESETS
 from .sidebar import current
 from .style import chart, header
@@ -84,6 +84,7 @@ def show(report: dict) -> None:
                + (f" Engine rows ({', '.join(report['engines'])}) divide by their own baseline URL's tokens/s, the "
                   "same model served without speculation, not by paradec's AR: see the Production engine page."
                   if report.get("engines") else ""))
+    memory.bench_table(report)
     with st.expander("Every category"):
         st.dataframe(bench_report.csv_rows(report)[len(report["methods"]):], hide_index=True)
 

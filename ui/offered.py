@@ -11,13 +11,14 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from paradec import presets
+from paradec import preset_file, presets
 from paradec.production import config as engine_config
 
 BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
 MODELS = "PARADEC_MODELS"  # comma-separated hub ids or folders offered besides the embedded model
 DRAFTS = "PARADEC_DRAFTS"  # drafts offered besides trained and self:N
 WEIGHTS = "PARADEC_WEIGHTS"  # Medusa heads, EAGLE heads, adapters offered besides the shipped ones
+PRESET = "PARADEC_PRESET"  # a preset file (python -m paradec tune --preset-out): live runs start from its settings
 ENGINE = engine_config.ENV  # a production engine peer (vLLM, SGLang) the Production engine page asks
 EMBEDDED = "embedded"
 SELF_DRAFT = re.compile(r"self:\d{1,3}")  # the target's own first N layers: nothing to read
@@ -71,6 +72,25 @@ def check_weights(named: dict[str, str], fetched: list[str] = ()) -> None:
         if value not in _listed(WEIGHTS) and value not in fetched:
             raise Refused(f"{name} {value[:80]!r} is not offered here: the shipped weights, or ones the operator "
                           f"lists in {WEIGHTS}")
+
+
+@st.cache_resource(show_spinner=False)
+def _preset(path: str, mtime: float) -> dict:  # mtime in the key: a rewritten file is re-read
+    return preset_file.load(path)
+
+
+def preset_settings(method: str) -> dict:
+    """The operator's preset's settings for a method ({} without one). A file that does not load is the
+    operator's typo, refused whole as the backend's is."""
+    path = os.environ.get(PRESET, "").strip()
+    if not path:
+        return {}
+    try:
+        return preset_file.settings(_preset(path, os.stat(path).st_mtime), method)
+    except OSError as e:
+        raise Refused(f"{PRESET}: cannot read {path}: {e.strerror}") from None
+    except preset_file.PresetError as e:
+        raise Refused(f"{PRESET}: {e}") from None
 
 
 READY = "sb.gpu_ready"  # (preset name, role -> local folders) once ui.gpu_presets fetched a preset

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from paradec import catalog
 
+from . import offered
 from .sidebar import current
 
 
 def defaults(method: str) -> dict:
-    """The method's defaults; live runs replace those the device profile sizes."""
+    """The method's defaults; live runs replace those the device profile sizes, then those the operator's
+    preset file sets (PARADEC_PRESET)."""
     cpu = catalog.method(method).defaults()
     if not current().live:
         return cpu
     from . import live  # only live mode reaches torch (it reads the device's properties)
 
-    return {**cpu, **live.sized(method)}
+    return {**cpu, **live.sized(method), **offered.preset_settings(method)}

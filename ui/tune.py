@@ -1,0 +1,66 @@
+"""The Tune page's parts: tune results shipped in assets/tune (written by `python -m paradec tune --state`), each
+method's front, the chosen preset against the defaults, the best setting per category, and the best setting's
+trace replayed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from paradec import tune_search
+from paradec.plots.style import MEASURED
+from paradec.plots.tune import front_figure
+from paradec.trace import Trace
+
+from .replay import replay
+from .style import chart, header
+
+TUNE_DIR = Path(__file__).resolve().parents[1] / "assets" / "tune"
+HOW_TO = ("python -m paradec tune --methods eagle3,lookahead --per-category 2 --heldout-per-category 2 "
+          "--state assets/tune/NAME.json --preset-out assets/presets/cpu.json")
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _load(path: str, mtime: float) -> dict:  # mtime in the key: a rewritten file is re-read
+    return tune_search.load(path)
+
+
+def pick() -> dict | None:
+    files = {f.stem: f for f in sorted(TUNE_DIR.glob("*.json"))}
+    if not files:
+        st.info(f"No tune results are shipped yet (assets/tune/*.json). Make one with:\n\n`{HOW_TO}`")
+        return None
+    name = st.selectbox("Tune results", list(files), key="tune.file")
+    try:
+        return _load(str(files[name]), files[name].stat().st_mtime)
+    except ValueError as e:
+        st.error(str(e))
+        return None
+
+
+def show(state: dict) -> None:
+    s = state["settings"]
+    st.caption(f"Tuned {state['created']} on {state['machine'].get('cpu', '?')} "
+               f"({state['machine'].get('cores', '?')} cores) · model {s['model'] or 'embedded'} · "
+               f"{len(s['search'])} search prompts, {len(s['heldout'])} held-out · {s['max_new_tokens']} new tokens")
+    done = {m: v for m, v in state["methods"].items() if "final" in v}
+    if not done:
+        st.warning("This tune run has not finished a method yet (resume it with the same command).")
+        return
+    method = st.radio("Method", list(done), horizontal=True, key="tune.method")
+    mine, final = done[method], done[method]["final"]
+    header("The front: speed-up against τ", MEASURED)
+    chart(front_figure(method, mine), f"tune.front.{method}")
+    header("Chosen against the defaults, held-out prompts", MEASURED)
+    st.dataframe([{"setting": k, **final["scores"][k]} for k in final["finalists"]], hide_index=True)
+    st.markdown(f"**Chosen:** `{final['best']}` ({final['speedup']:.2f}×, τ {final['tau']:.2f}) against the "
+                f"defaults' {final['default_speedup']:.2f}× (τ {final['default_tau']:.2f}); its settings: "
+                f"`{final['best_params']}`")
+    header("The best setting per category (the task decides)", MEASURED)
+    st.dataframe([{"category": c, "best": b["key"], "speedup": b["speedup"], "tau": b["tau"],
+                   "defaults' speedup": b["default_speedup"]} for c, b in final["by_category"].items()],
+                 hide_index=True)
+    if st.button("Replay the chosen setting's trace", key=f"tune.replay.{method}", icon=":material/replay:"):
+        st.session_state["tune.replaying"] = method
+    if st.session_state.get("tune.replaying") == method:
+        replay(Trace.from_dict(final["trace"]), f"tune_{method}")
