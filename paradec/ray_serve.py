@@ -130,14 +130,16 @@ class RayService:
             ahead = self._inflight[spec]
             self._inflight[spec] += 1
         try:
-            answer = self._call(handle, r.model_dump_json(), gone)
+            answer, failed = self._call(handle, r.model_dump_json(), gone)
         finally:
             with self._lock:
                 self._inflight[spec] -= 1
         waited = max(0.0, time.perf_counter() - t0 - answer["busy_s"])
-        return Trace.from_json(answer["trace"]), {"X-Paradec-Ahead": str(ahead), "X-Paradec-Wait-S": f"{waited:.3f}"}
+        return Trace.from_json(answer["trace"]), {"X-Paradec-Ahead": str(ahead), "X-Paradec-Wait-S": f"{waited:.3f}",
+                                                  "X-Paradec-Retried": str(failed)}
 
-    def _call(self, handle, body: str, gone: Callable[[], bool]) -> dict:
+    def _call(self, handle, body: str, gone: Callable[[], bool]) -> tuple[dict, int]:
+        """(the replica's answer, how many replicas died under this run before it)."""
         failed = 0
         while True:
             try:
@@ -149,7 +151,7 @@ class RayService:
                     raise Unavailable(f"the run failed on {failed} replicas in a row; try again") from None
         if "error" in answer:
             raise ERRORS[answer["error"]](answer["message"])
-        return answer
+        return answer, failed
 
 
 def _wait(response, gone: Callable[[], bool]) -> dict:
