@@ -15,6 +15,7 @@ step. Optional: `ray[serve]` is in requirements-ray.txt, and only this module im
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import threading
 import time
@@ -231,8 +232,11 @@ def serve_ray_command(args) -> int:
         print(f"paradec on Ray Serve at http://{args.host}:{args.port}: {', '.join(specs)}, {args.replicas}"
               f"{f'..{args.max_replicas}' if args.max_replicas else ''} replica(s) each on {'GPU' if gpus else 'CPU'}",
               file=sys.stderr)
-        while True:
-            time.sleep(3600)
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())  # `docker stop`, a supervisor: as Ctrl-C does
+        while not stop.wait(3600):
+            pass
+        return 0
     finally:
         if not local:  # a cluster outlives this command; what it deployed does not
             serve.delete(APP)
