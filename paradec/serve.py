@@ -4,7 +4,8 @@ GET /health: status, the loaded models, every model's queue. GET /queue: the que
 POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, params, draft, model, chat}
 -> the trace, in paradec.trace's own JSON (Trace.from_json reads it); the queue position the run
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
-Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507.
+Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507; a run no
+worker could take (paradec.ray_serve: replicas that died), 503.
 GET /engines, POST /engine {engine, prompt, ...}: a prompt on a production engine peer named with
 --engine (paradec.production), its acceptance read as that engine reports it; 502 when it fails.
 
