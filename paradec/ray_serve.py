@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio.to_thread
 from ray import serve
 from ray.exceptions import RayActorError
 from ray.serve.exceptions import BackPressureError, RequestCancelledError
@@ -177,6 +178,7 @@ class Ingress:
     """paradec.serve's app, over a RayService."""
 
     async def __init__(self, decoders: dict, capacity: int):
+        anyio.to_thread.current_default_thread_limiter().total_tokens = INGRESS_ONGOING  # a thread per waiting run
         described = {spec: await h.describe.remote() for spec, h in decoders.items()}
         self.service = RayService(decoders, capacity, described)
 

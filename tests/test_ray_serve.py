@@ -68,6 +68,11 @@ def replicas() -> set[str]:
     return {a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if "#decoder0#" in a["name"]}
 
 
+def queue(url: str) -> dict:
+    """/queue's one model."""
+    return next(iter(get(url + "/queue").values()))
+
+
 def test_health_and_queue_speak_the_single_process_api(url, tiny_dir):
     h = get(url + "/health")
     assert h["status"] == "ok" and [m["spec"] for m in h["models"]] == [str(tiny_dir)]
@@ -94,7 +99,7 @@ def test_a_replica_killed_mid_run_the_run_is_retried_and_ray_replaces_it(url, ti
     body = {**REQUESTS[0], "max_new_tokens": 400}
     with ThreadPoolExecutor(6) as pool:
         futures = [pool.submit(post, url, body) for _ in range(6)]  # both replicas busy, four in line
-        assert _until(lambda: get(url + "/queue")[next(iter(get(url + "/queue")))]["waiting"] >= 2, 30)
+        assert _until(lambda: queue(url)["waiting"] >= 2, 30)
         victim = sorted(before)[0]
         ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
         answers = [f.result() for f in futures]
@@ -103,20 +108,24 @@ def test_a_replica_killed_mid_run_the_run_is_retried_and_ray_replaces_it(url, ti
     assert sum(int(h["X-Paradec-Retried"]) for _, _, h in answers) >= 1  # the run the replica was decoding
     assert _until(lambda: len(replicas()) == 2 and victim not in replicas(), 120), replicas()
     assert sorted(before)[1] in replicas()  # the other replica was not touched
-    assert _until(lambda: get(url + "/queue")[next(iter(get(url + "/queue")))]["replicas"] == 2, 120)
+    assert _until(lambda: queue(url)["replicas"] == 2, 120)
     for r in REQUESTS:  # the next runs succeed
         status, got, _ = post(url, r)
         assert status == 200 and untimed(got) == untimed(alone(tiny, r).to_dict())
 
 
-def test_clients_that_leave_free_their_replicas(url):
-    """Four long runs (two decoding, two in line) whose clients leave: a fresh run is answered at once."""
-    queue = lambda: next(iter(get(url + "/queue").values()))  # noqa: E731
-    dropped = [_send_and_drop(url, LONG) for _ in range(4)]
-    assert _until(lambda: queue()["waiting"] == 2, 30), queue()
+def test_a_full_line_is_refused_and_clients_that_leave_free_their_replicas(url):
+    """Two long runs decoding and QUEUE in Ray's line: the next run gets 429. Their clients leave: the
+    replicas stop at their next step, and a fresh run is answered at once."""
+    dropped = []
+    for i in range(2 + QUEUE):
+        dropped.append(_send_and_drop(url, LONG))
+        assert _until(lambda n=i: queue(url)["running"] and queue(url)["waiting"] == max(0, n - 1), 30), queue(url)
+    status, answer, headers = post(url, REQUESTS[0])
+    assert status == 429 and "queue is full" in answer["error"] and headers["Retry-After"]
     for s in dropped:
         s.close()
-    assert _until(lambda: not queue()["running"], 5), queue()
+    assert _until(lambda: not queue(url)["running"], 5), queue(url)
     t0 = time.perf_counter()
     status, _, headers = post(url, REQUESTS[0])
     assert status == 200 and headers["X-Paradec-Ahead"] == "0" and time.perf_counter() - t0 < 5
