@@ -9,7 +9,7 @@ past it, 429), and scales replicas between a minimum and a maximum (autoscaling_
 takes a GPU where the cluster has them, one CPU otherwise.
 
 A replica that dies during a run (its process killed, its node lost) fails that call: the run is sent
-again, up to RETRIES times (decoding is seeded: the same trace), then the client gets a 503; Ray
+again, RETRIES times at most (decoding is seeded: the same trace), then the client gets a 503; Ray
 starts a replacement. A client that leaves cancels its call: the replica's run stops at its next
 step. Optional: `ray[serve]` is in requirements-ray.txt, and only this module imports it."""
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio.to_thread
+import ray
 from ray import serve
 from ray.exceptions import RayActorError
 from ray.serve.exceptions import BackPressureError, RequestCancelledError
@@ -36,7 +37,7 @@ from .trace import Trace
 
 APP = "paradec"  # the Serve application's name
 ROOT = Path(__file__).resolve().parents[1]  # the folder paradec is imported from
-RETRIES = 2  # a run whose replica died is sent again this many times
+RETRIES = 1  # a run whose replica died is sent again this many times (a run that kills them costs RETRIES + 1)
 WATCH_S = 0.2  # how often a waiting call checks that its client is still there
 INGRESS_ONGOING = 1000  # requests one ingress replica holds at once (each waits on a decoder)
 STATUS_S = 2.0  # how long the replica count /queue reports is reused
@@ -48,7 +49,6 @@ class Decoder:
     """One model, loaded once per replica; one run at a time, as a lane of `paradec serve` runs it."""
 
     def __init__(self, spec: str, device: str | None, dtype: str | None, drafts: tuple = (), weights: tuple = ()):
-        self.spec = spec
         self.service = Service({spec: models.load(spec, device, dtype)}, 0, tuple(drafts), tuple(weights))
         for d in drafts:
             self.service.targets[spec].draft(d)
@@ -217,8 +217,6 @@ def app_builder(args: dict):
 def serve_ray_command(args) -> int:
     """python -m paradec serve --ray: a local Ray started here (on loopback), or --ray-address's cluster;
     the application deployed, served on --host:--port until interrupted."""
-    import ray
-
     specs = args.model or [models.EMBEDDED]
     check(specs, args.replicas, args.max_replicas, args.queue)
     if args.engine:

@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from paradec import cli, methods
+from paradec import cli, methods, run, serve
+from paradec.lanes import QueueFull
+from paradec.requests import RunRequest
 
 ray = pytest.importorskip("ray")
+from ray.serve.exceptions import BackPressureError  # noqa: E402
 from ray.serve.schema import ServeDeploySchema  # noqa: E402
 
 from paradec import ray_serve  # noqa: E402
@@ -48,3 +51,68 @@ def test_without_ray_paradec_imports_and_serve_ray_says_what_to_install():
 def test_build_refuses_what_ray_could_not_run():
     with pytest.raises(methods.InputError, match="needs a model"):
         ray_serve.build([], replicas=1)
+
+
+# ---------------------------------------------------------------- RayService over stand-in replicas
+
+TRACE = next((ROOT / "assets" / "traces").glob("pld-*.json")).read_text()
+BODY = {"method": "pld", "prompt": "hi", "max_new_tokens": 8}
+
+
+class Handle:
+    """A stand-in DeploymentHandle: each call's outcome in turn (an answer or an exception)."""
+
+    def __init__(self, *outcomes):
+        self.outcomes, self.calls, self.cancelled, self.run = list(outcomes), 0, 0, self
+
+    def remote(self, body: str):
+        self.calls += 1
+        return self
+
+    def result(self, timeout_s: float):
+        if isinstance(self.outcomes[0], BaseException) or self.outcomes[0] is None:
+            raise self.outcomes.pop(0) or TimeoutError()
+        return self.outcomes.pop(0)
+
+    def cancel(self):
+        self.cancelled += 1
+
+
+def service(handle: Handle) -> ray_serve.RayService:
+    return ray_serve.RayService({"tiny": handle}, 4, {"tiny": {"spec": "tiny"}})
+
+
+def test_a_run_whose_replica_died_is_sent_again_once_then_refused_with_503():
+    from ray.exceptions import ActorDiedError
+
+    handle = Handle(ActorDiedError(), {"trace": TRACE, "busy_s": 0.0})
+    trace, headers = service(handle).run(RunRequest(**BODY))
+    assert trace.steps and headers["X-Paradec-Retried"] == "1" and handle.calls == 2
+    with pytest.raises(serve.Unavailable, match="failed on 2 replicas in a row"):
+        service(Handle(ActorDiedError(), ActorDiedError(), {"trace": TRACE, "busy_s": 0.0})).run(RunRequest(**BODY))
+
+
+@pytest.mark.parametrize("outcome, error", [
+    ({"error": "input", "message": "unknown method"}, methods.InputError),
+    ({"error": "oom", "message": "out of memory"}, run.OutOfMemory),
+    ({"error": "busy", "message": "the queue is full"}, QueueFull),
+    (BackPressureError(num_queued_requests=4, max_queued_requests=4), QueueFull),
+])
+def test_what_a_replica_refuses_is_the_single_process_services_error(outcome, error):
+    with pytest.raises(error):
+        service(Handle(outcome)).run(RunRequest(**BODY))
+
+
+def test_a_client_that_leaves_cancels_its_call():
+    handle = Handle(None, None, None)
+    with pytest.raises(serve.Cancelled):
+        service(handle).run(RunRequest(**BODY), gone=lambda: handle.outcomes == [None])
+    assert handle.cancelled == 1 and service(handle).queues()["tiny"]["running"] is False
+
+
+def test_bad_requests_are_refused_before_a_replica_is_asked():
+    handle = Handle()
+    for body in [{**BODY, "method": "nope"}, {**BODY, "max_new_tokens": 0}, {**BODY, "model": "other"}]:
+        with pytest.raises(methods.InputError):
+            service(handle).run(RunRequest(**body))
+    assert handle.calls == 0
