@@ -110,7 +110,7 @@ class RayService:
     def replicas(self) -> dict:
         """Running replicas per model, from Serve's controller (asked at most every STATUS_S)."""
         at, known = self._replicas
-        if time.monotonic() - at > STATUS_S:
+        if time.monotonic() - at > STATUS_S and ray.is_initialized():  # (serve.status() would start a Ray)
             try:
                 deployments = serve.status().applications[APP].deployments
                 known = {spec: deployments[h.deployment_name].replica_states.get("RUNNING", 0)
