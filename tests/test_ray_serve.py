@@ -40,7 +40,7 @@ from paradec import ray_serve  # noqa: E402
 
 pytestmark = pytest.mark.slow
 QUEUE = 8  # runs that may wait in Ray's line behind the 2 running ones
-LONG = {"method": "jacobi", "prompt": "hi", "max_new_tokens": 400, "params": {"block": 64}}  # seconds on the tiny model
+LONG = {"method": "jacobi", "prompt": "hi", "max_new_tokens": 400, "params": {"block": 64}}  # seconds, tiny model
 
 
 @pytest.fixture(scope="module")
