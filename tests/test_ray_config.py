@@ -1,6 +1,8 @@
 """Ray Serve without starting Ray: the repository's Serve config is valid and builds the application,
 bad --ray flags are one line, and without `ray[serve]` installed paradec imports and `serve --ray` says
-what to install (the default install has no Ray)."""
+what to install (the default install has no Ray); RayService, over stand-in replicas, retries a run whose
+replica died, maps what a replica refuses to the single-process service's errors and cancels a call
+whose client left."""
 from __future__ import annotations
 
 import subprocess
@@ -8,13 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from paradec import cli, methods, run, serve
 from paradec.lanes import QueueFull
 from paradec.requests import RunRequest
 
 ray = pytest.importorskip("ray")
+import yaml  # noqa: E402 (Ray's dependency)
 from ray.serve.exceptions import BackPressureError  # noqa: E402
 from ray.serve.schema import ServeDeploySchema  # noqa: E402
 
