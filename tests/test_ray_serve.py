@@ -40,7 +40,9 @@ from paradec import ray_serve  # noqa: E402
 
 pytestmark = pytest.mark.slow
 QUEUE = 8  # runs that may wait in Ray's line behind the 2 running ones
-LONG = {"method": "jacobi", "prompt": "hi", "max_new_tokens": 400, "params": {"block": 64}}  # seconds, tiny model
+# 11.6 s a run on the tiny model, measured on the busy 2-core development machine: far past the bound below
+LONG = {"method": "lookahead", "prompt": "hi", "max_new_tokens": 400, "params": {"window": 32, "ngram": 8,
+                                                                                 "candidates": 32}}
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +118,7 @@ def test_a_replica_killed_mid_run_the_run_is_retried_and_ray_replaces_it(url, ti
 
 def test_a_full_line_is_refused_and_clients_that_leave_free_their_replicas(url):
     """Two long runs decoding and QUEUE in Ray's line: the next run gets 429. Their clients leave: the
-    replicas stop at their next step, and a fresh run is answered at once."""
+    replicas stop at their next step: two fresh runs are answered within 3 s (a long run takes longer)."""
     dropped = []
     for i in range(2 + QUEUE):
         dropped.append(_send_and_drop(url, LONG))
@@ -126,9 +128,13 @@ def test_a_full_line_is_refused_and_clients_that_leave_free_their_replicas(url):
     for s in dropped:
         s.close()
     assert _until(lambda: not queue(url)["running"], 5), queue(url)
+
+    def both_answered() -> bool:  # one per replica; Ray's line may count the cancelled runs a moment longer (429)
+        with ThreadPoolExecutor(2) as pool:
+            return [status for status, _, _ in pool.map(lambda r: post(url, r), REQUESTS[:2])] == [200, 200]
+
     t0 = time.perf_counter()
-    status, _, headers = post(url, REQUESTS[0])
-    assert status == 200 and headers["X-Paradec-Ahead"] == "0" and time.perf_counter() - t0 < 5
+    assert _until(both_answered, 3) and time.perf_counter() - t0 < 3  # long before the long runs could end
 
 
 def test_the_app_runs_live_on_the_ray_endpoint(url, monkeypatch):
