@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "serve" and (args.ray or args.ray_address):
             return _ray(args)
+        if args.command == "serve" and (args.replicas != 1 or args.max_replicas):
+            raise methods.InputError("--replicas and --max-replicas need --ray (or --ray-address)")
         if args.command == "serve":
             from .serve import serve_command
 

@@ -42,6 +42,10 @@ def test_bad_ray_flags_are_one_line(capsys, flags, words):
     assert words in err and err.count("\n") == 1
 
 
+def test_replicas_without_ray_are_refused(capsys):
+    assert cli.main(["serve", "--replicas", "2"]) == 2 and "need --ray" in capsys.readouterr().err
+
+
 def test_without_ray_paradec_imports_and_serve_ray_says_what_to_install():
     code = ("import sys; sys.modules['ray'] = None; import paradec.serve, paradec.cli; "
             "sys.exit(paradec.cli.main(['serve', '--ray']))")  # None in sys.modules: `import ray` fails
