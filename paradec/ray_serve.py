@@ -222,8 +222,11 @@ def serve_ray_command(args) -> int:
     if args.engine:
         raise methods.InputError("--engine is served by `python -m paradec serve` without --ray")
     local = not args.ray_address
-    ray.init(address=args.ray_address, include_dashboard=False, _node_ip_address="127.0.0.1" if local else None,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})  # where the replicas import paradec from
+    try:
+        ray.init(address=args.ray_address, include_dashboard=False, _node_ip_address="127.0.0.1" if local else None,
+                 runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})  # where the replicas import paradec from
+    except ConnectionError as e:
+        raise methods.InputError(f"--ray-address {args.ray_address}: {str(e).splitlines()[0]}") from None
     try:
         gpus = ray.cluster_resources().get("GPU", 0) >= 1
         serve.start(http_options={"host": args.host, "port": args.port})
