@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 .PHONY: run test check setup bench traces clean
 
 # The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
-$(STAMP): requirements.txt requirements-dev.txt scripts/install.sh
+$(STAMP): requirements.txt requirements-ray.txt requirements-dev.txt scripts/install.sh
 	PYTHON=$(PY) scripts/install.sh $(VENV) requirements-dev.txt
 	touch $(STAMP)
 

@@ -83,6 +83,13 @@ def parser() -> argparse.ArgumentParser:
                    help="a production engine peer POST /engine may name (as bench --peers; repeatable)")
     s.add_argument("--device", default=None)
     s.add_argument("--dtype", default=None)
+    s.add_argument("--ray", action="store_true", help="serve on Ray Serve: a local Ray started here "
+                   "(needs requirements-ray.txt)")
+    s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
+                   "one this machine belongs to)")
+    s.add_argument("--replicas", type=int, default=1, help="with --ray: replicas per model (one run at a time each)")
+    s.add_argument("--max-replicas", type=int, default=0,
+                   help="with --ray: scale on load between --replicas and this many (0: a fixed number)")
     return top
 
 
@@ -101,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             from .tune import tune_command
 
             return tune_command(args)
+        if args.command == "serve" and (args.ray or args.ray_address):
+            return _ray(args)
+        if args.command == "serve" and (args.replicas != 1 or args.max_replicas):
+            raise methods.InputError("--replicas and --max-replicas need --ray (or --ray-address)")
         if args.command == "serve":
             from .serve import serve_command
 
@@ -115,6 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("paradec: interrupted", file=sys.stderr)
         return 130
+
+
+def _ray(args) -> int:
+    try:
+        from .ray_serve import serve_ray_command
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "ray":
+            raise
+        raise methods.InputError("--ray needs Ray Serve: pip install -r requirements-ray.txt") from None
+    return serve_ray_command(args)
 
 
 def _model_error():

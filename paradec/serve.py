@@ -4,7 +4,8 @@ GET /health: status, the loaded models, every model's queue. GET /queue: the que
 POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, params, draft, model, chat}
 -> the trace, in paradec.trace's own JSON (Trace.from_json reads it); the queue position the run
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
-Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507.
+Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507; a run no
+worker could take (paradec.ray_serve: replicas that died), 503.
 GET /engines, POST /engine {engine, prompt, ...}: a prompt on a production engine peer named with
 --engine (paradec.production), its acceptance read as that engine reports it; 502 when it fails.
 
@@ -25,7 +26,7 @@ from collections.abc import Callable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
@@ -34,6 +35,7 @@ from . import methods, models, runner
 from .lanes import QueueFull
 from .production import config as engine_config
 from .production import workload
+from .requests import EngineRequest, RunRequest
 from .run import OutOfMemory, validate
 from .trace import Trace
 
@@ -45,32 +47,8 @@ class Cancelled(RuntimeError):
     """The client went away: the run stops at its next step, or leaves the line."""
 
 
-class RunRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)  # a typo or "64" for 64: an error
-
-    method: str
-    prompt: str
-    max_new_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int = 0
-    seed: int = 0
-    params: dict[str, str | bool | int | float] = {}
-    draft: str | None = None  # sps: self:N, trained (the embedded model's), or one named at start-up
-    model: str | None = None  # which loaded target (default: the first)
-    chat: bool = True
-
-
-class EngineRequest(BaseModel):
-    """POST /engine: a prompt for one of the engine peers named at start-up (--engine)."""
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
-
-    engine: str
-    prompt: str
-    max_new_tokens: int = 64
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int = 0
+class Unavailable(RuntimeError):
+    """No worker could take the run (a Ray Serve replica that died twice): 503, try again."""
 
 
 class Service:
@@ -131,12 +109,7 @@ class Service:
                                          f"out), or one named at start-up ({listed})")
 
     def _target(self, spec: str | None) -> str:
-        served = self.runner.specs()
-        if spec is None:
-            return served[0]
-        if spec not in served:
-            raise methods.InputError(f"model {spec!r} is not served here (served: {', '.join(served)})")
-        return spec
+        return pick({s: s for s in self.runner.specs()}, spec)
 
     def _draft_spec(self, r: RunRequest, target: str) -> str | None:
         """Drafts are loaded on request, but only cheap or known ones: a request must not make the
@@ -153,7 +126,18 @@ class Service:
         return spec
 
 
+def pick(served: dict, spec: str | None):
+    """What a request's model names among those served (default: the first), or one line."""
+    if spec is None:
+        return next(iter(served.values()))
+    if spec not in served:
+        raise methods.InputError(f"model {spec!r} is not served here (served: {', '.join(served)})")
+    return served[spec]
+
+
 def create_app(service: Service) -> FastAPI:
+    """The HTTP API over a Service, or anything with its health, queues, run, engines and engine
+    (paradec.ray_serve's, whose runs Ray Serve replicas decode)."""
     app = FastAPI(title="paradec", description=__doc__)
     app.state.service = service
 
@@ -190,7 +174,10 @@ def create_app(service: Service) -> FastAPI:
             return _error(400, str(e))
         except QueueFull as e:
             return _error(429, str(e), {"Retry-After": "5"})
-        finally:
+        except Unavailable as e:
+            return _error(503, str(e), {"Retry-After": "5"})
+        finally:  # also when the server cancels this handler: the run stops at its next step
+            gone.set()
             watch.cancel()
         # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
         return Response(trace.to_json(), media_type="application/json", headers=headers)
