@@ -8,17 +8,19 @@ import streamlit as st
 
 from paradec.trace import Trace, TraceError
 
-from . import classroom, live, player, sources
-from .replay import Panels, replay
+from . import classroom, live, sources
+from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
+from .stage import Extra
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
                 draft: Callable[[], str | None] = lambda: None,
                 analytic_k: Callable[[Trace], int | None] = lambda t: None,
-                panels: Panels | None = None):
-    """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay.
+                panels: Panels | None = None, extra: Extra = NO_EXTRA):
+    """panels(trace, i): the method's own panels (e.g. Jacobi's iteration table), drawn under the player at
+    its step; extra: the method's own panels the player animates (e.g. Jacobi's convergence grid).
     title "": the page drew its own (e.g. with a version selector under it)."""
     if title:
         st.title(title)
@@ -36,13 +38,13 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     if trace is None:
         return
     st.caption(_describe(trace))
-    # Only the replay reruns while playing: a fragment with a timer, set when the page runs.
-    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values), run_every=player.interval(method))()
+    # The player plays in the browser; when it stops, only the replay reruns (a fragment).
+    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
 
 
-def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict) -> None:
+def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra) -> None:
     try:
-        figs = replay(trace, ns, k, panels)
+        figs = replay(trace, ns, k, panels, extra)
     except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
         st.error(f"This trace cannot be drawn here ({type(e).__name__}: {str(e).strip()[:200] or 'no message'}). "
                  "Drop it, or open a trace recorded by paradec.")
@@ -55,7 +57,8 @@ def _describe(t: Trace) -> str:
     mode = ("greedy" if temp <= 0
             else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
-    return (f"Trace: {t.method} {t.params or ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
+    params = ", ".join(f"{k} = {v if v != '' else 'default'}" for k, v in (t.params or {}).items())
+    return (f"Trace: {t.method}{f' ({params})' if params else ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
             f"{len(t.steps)} target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
 
 

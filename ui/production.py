@@ -101,7 +101,7 @@ def _steps(engine: Trace, mine: Trace | None) -> None:
     """Both runs of the first prompt, one step at a time: the engine's counts beside paradec's tokens."""
     header("Step by step: the first prompt on both", FROM_RUN)
     n = max(len(engine.steps), len(mine.steps) if mine else 0)
-    i = player.controls(NS, n)
+    i = player.init(NS, n) - 1  # TODO
     cols = st.columns(2)
     for col, (who, t) in zip(cols, [(engine.method, engine), (mine and mine.method, mine)]):
         with col:
