@@ -18,7 +18,7 @@ from .stage import Extra
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
                 draft: Callable[[], str | None] = lambda: None,
                 analytic_k: Callable[[Trace], int | None] = lambda t: None,
-                panels: Panels | None = None, extra: Extra = NO_EXTRA):
+                panels: Panels | None = None, extra: Extra | Callable[[Trace], Extra] = NO_EXTRA):
     """panels(trace, i): the method's own panels (e.g. Jacobi's iteration table), drawn under the player at
     its step; extra: the method's own panels the player animates (e.g. Jacobi's convergence grid).
     title "": the page drew its own (e.g. with a version selector under it)."""
@@ -39,6 +39,7 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
         return
     st.caption(_describe(trace))
     # The player plays in the browser; when it stops, only the replay reruns (a fragment).
+    extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
     st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
 
 
@@ -58,8 +59,9 @@ def _describe(t: Trace) -> str:
             else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
     params = ", ".join(f"{k} = {v if v != '' else 'default'}" for k, v in (t.params or {}).items())
-    return (f"Trace: {t.method}{f' ({params})' if params else ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
-            f"{len(t.steps)} target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
+    params = f" ({params})" if params else ""
+    return (f"Trace: {t.method}{params} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in {len(t.steps)}"
+            f" target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
 
 
 def _source(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:

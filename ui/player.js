@@ -112,12 +112,19 @@ function report(P) {
 function show(P, i) {
   i = Math.min(Math.max(1, i), P.n);
   P.i = i;
-  const f = P.frames[i - 1];
   P.range.value = i;
   P.label.textContent = `Step ${i} of ${P.n}`;
   P.root.dataset.step = i;
   P.buttons.first.disabled = P.buttons.back.disabled = i === 1;
   P.buttons.next.disabled = P.buttons.last.disabled = i === P.n;
+  const f = P.frames[i - 1 - P.offset];
+  if (!f) {  // a long trace comes in windows of steps: ask Python for the one with this step
+    P.resume = !!P.timer;
+    stopTimer(P);
+    P.story.textContent = `Loading step ${i}…`;
+    if (P.setState) P.setState("step", [i, Date.now()]);
+    return;
+  }
   P.story.innerHTML = f.story;
   for (const [name, html] of Object.entries(f.html || {})) P.figs[name].innerHTML = html;
   for (const [name, fig] of Object.entries(f.figs || {})) draw(P, name, fig);
@@ -173,19 +180,27 @@ export default function (component) {
     P.framesKey = data.key;
     P.frames = JSON.parse(data.frames);
     P.template = data.template ? JSON.parse(data.template) : undefined;
-    P.n = P.frames.length;
+    P.offset = data.offset || 0;  // frames[0] is step offset + 1
+    P.n = data.n || P.frames.length;
     P.range.max = P.n;
     P.range.disabled = P.n === 1;
     P.buttons.play.disabled = P.n === 1;
-    stageLayout(P, data.panels);
+    if (P.framesLayout !== JSON.stringify(data.panels)) {
+      P.framesLayout = JSON.stringify(data.panels);
+      stageLayout(P, data.panels);
+    }
     P.pyStep = null;
   }
-  if (data.override) P.frames[data.step - 1] = data.override;  // the node picked below, for this step
+  if (data.override) P.frames[data.step - 1 - P.offset] = data.override;  // the node picked below, this step
   if (data.step !== P.pyStep) {  // Python moved (the URL, a link, a pause that came back): follow it
     P.pyStep = data.step;
     if (!P.timer) show(P, data.step);
   } else if (!P.timer) {
     show(P, P.i);
+  }
+  if (P.resume && P.frames[P.i - 1 - P.offset]) {  // the next window arrived while playing: play on
+    P.resume = false;
+    play(P);
   }
   waitForPlotly(P);
   return () => stopTimer(P);

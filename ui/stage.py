@@ -21,7 +21,8 @@ from paradec.trace import Trace
 from . import narrate
 from .style import MEANING
 
-Figures = Callable[[Trace, int], dict[str, go.Figure]]  # a method's own animated figures at step i
+WINDOW = 64  # steps drawn ahead at once: every step of a recorded trace, a block of a long live one
+Figures = Callable[[Trace, int], dict[str, go.Figure | str]]  # a method's own panels at step i: figures or HTML
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,11 @@ class Panel:
 
 @dataclass(frozen=True)
 class Extra:
-    """A method's own animated panels: their boxes (rows) and the function that draws them."""
+    """A method's own animated panels: their boxes (rows), the function that draws them, and a line of
+    markdown the method adds to each step's story."""
     rows: list[list[Panel]] = field(default_factory=list)
     figures: Figures | None = None
+    story: Callable[[Trace, int], str] | None = None
 
 
 STREAM = Panel("stream", "Token stream", "The answer so far, each token coloured by how it was committed (legend "
@@ -59,7 +62,7 @@ MASK_HELP = ("Which token of the verify pass may look at which (green = may atte
 MASK_CAPTION = "Hover a cell: who sees what, and why."
 
 
-def _fig(fig: go.Figure) -> dict:
+def fig_json(fig: go.Figure) -> dict:
     d = json.loads(fig.to_json())
     d["layout"].pop("template", None)  # sent once for all frames
     return d
@@ -71,25 +74,29 @@ def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int
            f"<b>{len(s.tokens)}</b> token(s) for one target forward · draft {s.draft_ms:.0f} ms, "
            f"verify {s.verify_ms:.0f} ms (MEASURED)</div>")
     figs = {"tree": tree_figure(trace, i, selected), "mask": mask_figure(trace, i, selected)}
-    if extra.figures:
-        figs.update(extra.figures(trace, i))
-    return {"story": narrate.to_html(narrate.step_story(trace, i)) + kpi,
-            "html": {"stream": stream_html(trace, i, show_rejected)},
-            "figs": {name: _fig(f) for name, f in figs.items()}}
-
-
-def _all(trace: Trace, show_rejected: bool, extra: Extra) -> str:
-    return json.dumps([frame(trace, i, show_rejected, extra) for i in range(len(trace.steps))], separators=(",", ":"))
+    html = {"stream": stream_html(trace, i, show_rejected)}
+    for name, f in (extra.figures(trace, i) if extra.figures else {}).items():
+        (html if isinstance(f, str) else figs)[name] = f
+    story = narrate.step_story(trace, i) + (" " + extra.story(trace, i) if extra.story else "")
+    return {"story": narrate.to_html(story) + kpi, "html": html,
+            "figs": {name: fig_json(f) for name, f in figs.items()}}
 
 
 @st.cache_resource(max_entries=24, show_spinner="Preparing every step for the player…")
-def _frames(key: str, _trace: Trace, show_rejected: bool, _extra: Extra) -> tuple[Trace, str]:
-    """key names the trace (and the method's panels): the trace itself is kept to check it is the same."""
-    return _trace, _all(_trace, show_rejected, _extra)
+def _cached(key: str, _owner: object, _make: Callable[[], list[dict]]) -> tuple[object, str]:
+    return _owner, json.dumps(_make(), separators=(",", ":"))
+
+
+def frames_json(key: str, owner: object, make: Callable[[], list[dict]]) -> str:
+    """make()'s frames as JSON, computed once per key. The key names `owner` (a trace, by id and size):
+    the owner is kept beside its frames, so an object that reuses a freed id is drawn afresh."""
+    kept, frames = _cached(key, owner, make)
+    return frames if kept is owner else json.dumps(make(), separators=(",", ":"))
 
 
 @functools.cache
-def _template() -> str:
+def template() -> str:
+    """The figures' plotly template, sent once for every frame."""
     return json.dumps(json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"])
 
 
@@ -103,13 +110,18 @@ def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:
     return [[STREAM], [TREE, mask], *extra.rows]
 
 
+def window(i: int, n: int) -> range:
+    """The steps whose frames go to the browser with step i (0-based): all of a short trace, a block of a long one."""
+    lo = i // WINDOW * WINDOW
+    return range(lo, min(n, lo + WINDOW))
+
+
 def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None) -> dict:
-    """The player's data: frames for every step (cached per trace), the boxes, and step i's frame
-    redrawn with the node picked below highlighted."""
-    key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}"
-    kept, frames = _frames(key, trace, show_rejected, extra)
-    if kept is not trace:  # another trace reused a freed id: draw this one uncached
-        frames = _all(trace, show_rejected, extra)
-    return {"key": key, "frames": frames, "template": _template(),
+    """The player's data: frames for the steps around step i (cached per trace), the boxes, and step i's
+    frame redrawn with the node picked below highlighted."""
+    steps = window(i, len(trace.steps))
+    key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
+    frames = frames_json(key, trace, lambda: [frame(trace, k, show_rejected, extra) for k in steps])
+    return {"key": key, "frames": frames, "template": template(), "offset": steps.start, "n": len(trace.steps),
             "panels": [[p.spec() for p in row] for row in rows(trace, extra)],
             "override": frame(trace, i, show_rejected, extra, selected) if selected is not None else None}
