@@ -1,12 +1,13 @@
 """Every page with streamlit's AppTest: recorded traces render, the controls are there and work,
 the URL keeps the step, bad imports are refused, and a live run on a tiny model works."""
 import json
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from paradec.trace import TraceError
-from ui import narrate, sources
+from ui import guide, narrate, sources
 
 from helpers import APP, go_to, player, tiny_model
 
@@ -24,7 +25,7 @@ def open_page(page: str, **query) -> AppTest:
     return at
 
 
-@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", *METHOD_PAGES])
+@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", "pages/numerics.py", *METHOD_PAGES])
 def test_page_renders_from_recorded_traces(page):
     at = open_page(page)
     assert not at.error and not at.warning and at.title
@@ -164,3 +165,26 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
     assert player(at, "pld")["frames"]
+
+
+def test_home_links_every_page_and_every_page_says_what_comes_next():
+    pages = {f"pages/{f.name}" for f in (Path(APP).parent / "pages").glob("*.py")}
+    assert set(guide.ORDER) == pages  # the guided path reaches every page
+    at = open_page("pages/home.py")
+    links = {x.proto.page for x in at.get("page_link")}  # by url path
+    assert links >= {p[6:-3] for p in pages - {"pages/home.py"}}
+    at = open_page("pages/pld.py")
+    assert any(x.proto.label.startswith("Next: Jacobi") for x in at.get("page_link"))
+
+
+def test_recorded_numerics_part_where_the_runs_say():
+    data = json.loads((Path(APP).parent / "assets" / "numerics.json").read_text())
+    assert any(r["parts_at"] is not None for r in data["runs"])
+    for r in data["runs"]:
+        a, b, k = r["tokens"]["float32"], r["tokens"]["bfloat16"], r["parts_at"]
+        if k is None:
+            assert a == b
+            continue
+        assert a[:k] == b[:k] and (k == min(len(a), len(b)) or a[k] != b[k])
+        if r["top_at_part"]:  # each run's own top token there is the one it wrote
+            assert r["top_at_part"]["float32"][0][0] == a[k] and r["top_at_part"]["bfloat16"][0][0] == b[k]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # starts the app and a browser: about half a minu
 ROOT = Path(__file__).resolve().parents[1]
 UI_CHECK = ROOT / "tools" / "ui_check.py"
 PAGES = {"/", "/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", "/early_exit", "/mirror",
-         "/arena", "/roofline", "/benchmark", "/production"}
+         "/arena", "/roofline", "/benchmark", "/numerics", "/production"}
 
 
 def _missing() -> str | None:
