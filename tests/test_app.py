@@ -185,5 +185,6 @@ def test_recorded_numerics_part_where_the_runs_say():
             assert a == b
             continue
         assert a[:k] == b[:k] and (k == min(len(a), len(b)) or a[k] != b[k])
-        if r["top_at_part"]:  # each run's own top token there is the one it wrote
-            assert r["top_at_part"]["float32"][0][0] == a[k] and r["top_at_part"]["bfloat16"][0][0] == b[k]
+        for dtype, toks in r["tokens"].items():  # each run wrote its own most likely token there (ties: either)
+            top = dict(map(tuple, r["top_at_part"].get(dtype, [])))
+            assert not top or top.get(toks[k]) == max(top.values())

@@ -48,6 +48,10 @@ def show() -> None:
                "candidates nearly tied, and bfloat16's rounding puts the other one first.")
         if run["top_at_part"]:
             chart(plots.top_figure(run), "num.top")
+            low = run["top_at_part"]["bfloat16"]
+            if len(low) > 1 and low[0][1] == low[1][1]:
+                st.caption("bfloat16 gives its two best tokens the same probability: their logits rounded to the "
+                           "same number, an exact tie, and argmax takes the lower token id.")
         else:
             st.info("On this prompt the two answers are the same, token for token.")
     with right:
