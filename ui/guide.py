@@ -7,26 +7,26 @@ import streamlit as st
 # group -> (page file, link label, icon)
 PATH = {
     "1. The idea": [
-        ("pages/ar.py", "Autoregressive: one pass per token, the baseline", ":material/looks_one:"),
-        ("pages/roofline.py", "Roofline: why that wastes the hardware", ":material/show_chart:"),
+        ("pages/ar.py", "AR: one pass per token", ":material/looks_one:"),
+        ("pages/roofline.py", "Roofline: why that is slow", ":material/show_chart:"),
     ],
     "2. The methods": [
-        ("pages/sps.py", "Speculative sampling: a draft model + one verify pass", ":material/call_split:"),
-        ("pages/pld.py", "Prompt lookup: drafts copied from the prompt", ":material/content_copy:"),
-        ("pages/jacobi.py", "Jacobi: guess a block, iterate to a fixed point", ":material/grid_on:"),
-        ("pages/lookahead.py", "Lookahead: a Jacobi window + an n-gram pool", ":material/manage_search:"),
-        ("pages/medusa.py", "Medusa: heads on the target, a tree of guesses", ":material/account_tree:"),
-        ("pages/eagle.py", "EAGLE-1/2/3: feature-level drafting, dynamic trees", ":material/flight_takeoff:"),
-        ("pages/early_exit.py", "Early exit: the target's first layers draft", ":material/exit_to_app:"),
-        ("pages/mirror.py", "Parallel draft-and-verify: drafting while verifying", ":material/view_timeline:"),
+        ("pages/sps.py", "Speculative sampling", ":material/call_split:"),
+        ("pages/pld.py", "Prompt lookup: copy the prompt", ":material/content_copy:"),
+        ("pages/jacobi.py", "Jacobi: iterate a block", ":material/grid_on:"),
+        ("pages/lookahead.py", "Lookahead: window + pool", ":material/manage_search:"),
+        ("pages/medusa.py", "Medusa: heads, a tree", ":material/account_tree:"),
+        ("pages/eagle.py", "EAGLE-1/2/3: feature drafts", ":material/flight_takeoff:"),
+        ("pages/early_exit.py", "Early exit: own layers draft", ":material/exit_to_app:"),
+        ("pages/mirror.py", "Draft while verifying", ":material/view_timeline:"),
     ],
     "3. Compare": [
-        ("pages/arena.py", "Arena: every method on one prompt, raced", ":material/sports_score:"),
-        ("pages/benchmark.py", "Benchmark: every method on many prompts", ":material/leaderboard:"),
+        ("pages/arena.py", "Arena: one prompt, raced", ":material/sports_score:"),
+        ("pages/benchmark.py", "Benchmark: many prompts", ":material/leaderboard:"),
     ],
     "4. The hardware": [
-        ("pages/numerics.py", "Numerics: why bfloat16 can part from float32", ":material/calculate:"),
-        ("pages/production.py", "Production engine: the same methods on vLLM", ":material/dns:"),
+        ("pages/numerics.py", "Numerics: bfloat16 vs float32", ":material/calculate:"),
+        ("pages/production.py", "Production engines (vLLM)", ":material/dns:"),
     ],
 }
 ORDER = ["pages/home.py", *(p for group in PATH.values() for p, _, _ in group)]
@@ -35,9 +35,9 @@ LABELS = {p: (label, icon) for group in PATH.values() for p, label, icon in grou
 
 def links() -> None:
     """Home's map of every page, grouped, in reading order."""
-    cols = st.columns(len(PATH))
-    for col, (group, pages) in zip(cols, PATH.items()):
-        with col:
+    cols = st.columns(2)  # two columns: a 1024-px projector keeps every label whole
+    for k, (group, pages) in enumerate(PATH.items()):
+        with cols[0 if k < 2 else 1]:
             st.markdown(f"**{group}**")
             for path, label, icon in pages:
                 st.page_link(path, label=label, icon=icon)

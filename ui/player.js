@@ -42,6 +42,11 @@ function build(root) {
   P.note = el("div", "pd-note", wrap);
   P.story = el("div", "pd-story", wrap);
   P.stage = el("div", "pd-stage", wrap);
+  // Keep the figures as wide as their boxes when the window (or the sidebar) changes size.
+  new ResizeObserver(() => {
+    if (!window.Plotly) return;
+    for (const gd of Object.values(P.figs)) if (gd.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(gd);
+  }).observe(P.stage);
   P.buttons.first.onclick = () => jump(P, 1);
   P.buttons.back.onclick = () => jump(P, P.i - 1);
   P.buttons.next.onclick = () => jump(P, P.i + 1);
