@@ -117,7 +117,7 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
 def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     step = trace.steps[i]
     header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []))
-    c = st.columns(5 if analytic_k else 4)
+    c = [*st.columns(3), *st.columns(3)]  # two rows of three: no label is cut on a 1024-px screen
     c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
     c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}",
                 help="tokens per target forward so far, bonus included (AR = 1.00)")

@@ -109,7 +109,7 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
         return
     cost = roofline.forward_cost(ch.model.with_dtype(ch.dtype), point["n"], point["c"], 1, point["rows"])
     model_ms = roofline.seconds(ch.hw, ch.dtype, cost) * 1e3
-    m = st.columns(4)
+    m = [*st.columns(2), *st.columns(2)]  # two rows: the labels are long
     m[0].metric("tokens in the pass", point["n"], help=f"after {point['c']} cached tokens (FROM RUN)")
     m[1].metric("verify time (MEASURED)", f"{point['measured_s'] * 1e3:.1f} ms",
                 help=f"timed when the trace was recorded ({trace.device}, {trace.dtype}, one thread); "

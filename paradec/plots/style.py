@@ -37,7 +37,7 @@ def wrap(text: str | None, width: int) -> str | None:
 def layout(fig, title: str | None = None, height: int = 300):
     """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
     labelled by decade (plotly's in-between labels are 9 px)."""
-    title = wrap(title, 30)
+    title = wrap(title, 26)
     two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
     # Title on top, the legend in one row right under it: nothing overlaps the axes in a narrow column.
     fig.update_layout(
