@@ -84,8 +84,8 @@ def params(method: str) -> dict:
 
 st.title(TITLE)
 method = version()
-method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels)
-st.markdown(COST)
+method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels,
+            extra=eagle.STAGE, more=COST)
 ar = sources.recorded("ar").get("greedy")
 eagle.compare(sources.load(ar) if ar else None)
 draft_length.compare("eagle3", RULES, unit="depths")

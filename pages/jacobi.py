@@ -6,6 +6,7 @@ from paradec.trace import Trace
 from ui import sources
 from ui.controls import controls
 from ui.page import method_page
+from ui.stage import Extra, Panel
 from ui.style import chart, header
 
 INTRO = """**Jacobi decoding** needs no draft at all: guess a whole block of future tokens, let the
@@ -52,21 +53,21 @@ def params() -> dict:
     return controls("jacobi", ["block", "init"])
 
 
+GRID = [Panel("convergence", "Convergence grid", "Each row is one Jacobi iteration (one forward pass) of the block; "
+               "read down a column to see one position's guess change until it settles.", 2.2,
+               caption="Rows: iterations (newest at the bottom, the current one outlined). Orange: the guess changed "
+                       "since the last iteration; blue: stable but not yet committed; green: committed (the fixed "
+                       "prefix and the target's own token after it). The block slides right by what it committed."),
+        Panel("committed", "Tokens per forward", "How many tokens each iteration committed: one is AR's pace; more "
+              "means several guesses reached their fixed point in one pass.")]
+STAGE = Extra([GRID], lambda t, i: {"convergence": grid_figure(t, i), "committed": committed_figure(t, i)})
+
+
 def panels(trace: Trace, i: int) -> dict:
-    figs = {"convergence": grid_figure(trace, i), "committed": committed_figure(trace, i)}
-    left, right = st.columns([2.2, 1])
-    with left:
-        header("Convergence grid", FROM_RUN)
-        chart(figs["convergence"], "jacobi.fig.grid")
-        st.caption("Rows: iterations (newest at the bottom, the current one outlined). Orange: the guess changed "
-                   "since the last iteration; blue: stable but not yet committed; green: committed (the fixed "
-                   "prefix and the target's own token after it). The block slides right by what it committed.")
-    with right:
-        header("Tokens per forward", FROM_RUN)
-        chart(figs["committed"], "jacobi.fig.committed")
-    st.markdown(WHY_ONE)
-    st.caption(COST)
-    return figs
+    with st.expander("Why about one token per pass, and what it costs here"):
+        st.markdown(WHY_ONE)
+        st.caption(COST)
+    return {"convergence": grid_figure(trace, i), "committed": committed_figure(trace, i)}
 
 
 def consistency_trained() -> None:
@@ -87,5 +88,5 @@ def consistency_trained() -> None:
     st.info(LOSSLESS)
 
 
-method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels)
+method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels, extra=STAGE)
 consistency_trained()

@@ -1,13 +1,12 @@
 import streamlit as st
 
 from paradec.plots.lookahead import pool_html, window_figure, winner
-from paradec.plots.style import FROM_RUN
 from paradec.plots.tokens import label
 from paradec.trace import Trace
 from ui import sizing
 from ui.controls import controls
 from ui.page import method_page
-from ui.style import chart, header
+from ui.stage import Extra, Panel
 
 INTRO = """**Lookahead decoding** (Fu et al., 2024) runs Jacobi iterations *and* verification in the
 same forward pass. A **window** of W columns × N−1 levels keeps W Jacobi trajectories going; each
@@ -25,7 +24,7 @@ HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; lev
 4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
    the window's last level predictions close W n-grams into the pool and become the next level."""
 
-DEFAULTS = """**Defaults for this CPU: W = 5, N = 3, G = 3.** The CPU's ridge point is low (home page: a pass
+DEFAULTS = """The CPU's ridge point is low (home page: a pass
 over 16 tokens costs well over a one-token step), so every window token costs time. These
 defaults keep a pass at 1 + 9 window + at most 6 candidate tokens (10 to 12 in the recorded runs).
 N = 3 keeps the n-grams short, and the pool of a small model matches short ones far more often;
@@ -53,26 +52,26 @@ def story(trace: Trace, i: int) -> str:
     return f"{found} The window then added {len(ex.get('added', []))} n-grams to the pool."
 
 
-def panels(trace: Trace, i: int) -> dict:
+def stage(trace: Trace) -> Extra:
     p = trace.params
-    figs = {"window": window_figure(trace, i)}
-    st.markdown(story(trace, i))
-    left, right = st.columns([1.2, 1])
-    with left:
-        header(f"2D window: N = {p.get('ngram')} rows × W = {p.get('window')} columns", FROM_RUN)
-        chart(figs["window"], "lookahead.fig.window")
-        st.caption("Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what the "
-                   "target predicted after the last level. Each column read downwards is one n-gram for the "
-                   "pool: solid outline = new to the pool, dotted = already there.")
-    with right:
-        header(f"n-gram pool (searched with the pending token, G = {p.get('candidates')})", FROM_RUN)
-        st.html(pool_html(trace, i))
-        st.caption("Rebuilt from the trace by replaying every step's n-grams: per first token, the newest "
-                   "G continuations. The searched row is highlighted, its candidates numbered, the accepted "
-                   "tokens in green.")
-    st.caption(DEFAULTS)
-    return figs
+    window = Panel("window", f"2D window: N = {p.get('ngram')} rows × W = {p.get('window')} columns",
+                   "The Jacobi trajectories that ride along in the verify pass; each column, read downwards, "
+                   "closes one n-gram for the pool.", 1.2,
+                   caption="Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what the "
+                           "target predicted after the last level. Solid outline = new to the pool, dotted = "
+                           "already there.")
+    pool = Panel("pool", f"n-gram pool (searched with the pending token, G = {p.get('candidates')})",
+                 "The n-grams collected so far, by first token. The row of the pending token is what this step "
+                 "verifies; green tokens were accepted.", html=True,
+                 caption="Rebuilt from the trace by replaying every step's n-grams: per first token, the newest G "
+                         "continuations.")
+    return Extra([[window, pool]], lambda t, i: {"window": window_figure(t, i), "pool": pool_html(t, i)}, story)
 
 
-method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params,
-            panels=panels)
+def panels(trace: Trace, i: int) -> dict:
+    with st.expander("Why these defaults (W = 5, N = 3, G = 3) on this CPU"):
+        st.markdown(DEFAULTS)
+    return {"window": window_figure(trace, i)}
+
+
+method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params, panels=panels, extra=stage)

@@ -9,6 +9,7 @@ from paradec.tree import MEDUSA_TREES
 from ui import draft_length, sizing
 from ui.controls import control
 from ui.page import method_page
+from ui.stage import Extra, Panel
 from ui.style import chart, header
 
 INTRO = """**Medusa** (Cai et al., 2024) needs no draft model: K small **heads** sit on the target's last
@@ -31,7 +32,7 @@ HOW = """1. After each verify pass, keep the target's hidden state h at the last
    Medusa-2's **typical acceptance** (accept when p(token) > min(ε, δ·exp(−H(p)))) is faster but LOSSY.
 6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill."""
 
-DEFAULTS = """**Tree size on this CPU.** A verify pass costs about the same for 4 to 12 tokens and grows after that
+DEFAULTS = """A verify pass costs about the same for 4 to 12 tokens and grows after that
 (≈ 61 / 93 / 91 / 100 / 115 / 130 ms for 1 / 4 / 8 / 12 / 16 / 24 tokens, 2 threads, 200-token context), so
 a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default tree
 was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card has the
@@ -78,34 +79,41 @@ def _remember(trace: Trace) -> list[dict]:
     return list(runs.values())
 
 
+def won_line(trace: Trace, i: int) -> str:
+    won = winner(trace, i)
+    return (f"Path that won: `{won}` ({len(won)} guesses accepted)." if won else
+            ("First step: nothing drafted, the prefill makes the first hidden state." if not trace.steps[i].nodes
+             else "No guess was accepted: the target's own token only."))
+
+
+HEADS = Panel("heads", "The tree built from the heads (head × top-k rank)", "Row k is head k's guesses for the token "
+              "k places ahead, best first. The tree takes some of these cells; the target keeps one path of them.",
+              caption="Each cell: a head's rank-r guess and its head probability. Outlined: the cells the tree uses; "
+                      "green: the path that won.")
+STAGE = Extra([[HEADS]], lambda t, i: {"heads": heads_figure(t, i)}, won_line)
+
+
 def panels(trace: Trace, i: int) -> dict:
     if trace.params.get("acceptance") == "typical":
         st.markdown(":red-badge[LOSSY] typical acceptance: faster when sampling, but the output does not follow "
                     "the target's distribution (at temperature 0 it is plain greedy matching).")
     figs = {"heads": heads_figure(trace, i), "per_head": head_acceptance_figure(trace)}
-    won = winner(trace, i)
-    st.markdown(f"Path that won: `{won}` ({len(won)} guesses accepted)" if won else
-                ("First step: nothing drafted, the prefill makes the first hidden state." if not trace.steps[i].nodes
-                 else "No guess was accepted: the target's own token only."))
     left, right = st.columns([1.3, 1])
     with left:
-        header("The tree built from the heads (head × top-k rank)", FROM_RUN)
-        chart(figs["heads"], "medusa.fig.heads")
-        st.caption("Each cell: a head's rank-r guess and its head probability. Outlined: the cells the tree "
-                   "uses; green: the path that won.")
-    with right:
-        header("Nodes ↔ mask rows ↔ paths", FROM_RUN)
+        header("Nodes ↔ mask rows ↔ paths", FROM_RUN, help="One row per drafted node: its mask row in the verify "
+               "pass and the head ranks of its path.")
         st.dataframe(node_rows(trace, i), hide_index=True, height=280)
-    left, right = st.columns([1, 1.3])
-    with left:
-        chart(figs["per_head"], "medusa.fig.per_head")
     with right:
-        header("Trees compared (this session)", MEASURED)
-        st.dataframe(_remember(trace), hide_index=True)
-        st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
-                   "with its τ and time per token.")
-    st.caption(DEFAULTS)
+        chart(figs["per_head"], "medusa.fig.per_head")
+    header("Trees compared", MEASURED, help="τ and time per token of every Medusa run: the recorded trees, then "
+           "the runs of this session.")
+    st.dataframe(_remember(trace), hide_index=True)
+    st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
+               "with its τ and time per token.")
+    with st.expander("Tree size on this CPU"):
+        st.markdown(DEFAULTS)
     return figs
 
 
-method_page("medusa", "Medusa: heads on the hidden state, a tree of guesses", INTRO, HOW, params, panels=panels)
+method_page("medusa", "Medusa: heads on the hidden state, a tree of guesses", INTRO, HOW, params, panels=panels,
+            extra=STAGE)

@@ -6,12 +6,13 @@ from ui.controls import control
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 
-INTRO = f"""A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
+INTRO = """A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
 forward pass, keeps the longest prefix it agrees with (under sampling: each with probability
 min(1, p/q), resampling from the residual at the first rejection) and adds one token of its own.
-Leviathan et al. 2023; Chen et al. 2023.
+Leviathan et al. 2023; Chen et al. 2023. Here the draft is small and weakly trained, so on this CPU
+sps is slower than AR: every mechanism shown is real (the numbers below say why)."""
 
-:green-badge[Trained draft] The default draft (`{DEFAULT_DRAFT}`) is ONE Llama decoder layer of the
+DRAFT = f""":green-badge[Trained draft] The default draft (`{DEFAULT_DRAFT}`) is ONE Llama decoder layer of the
 target's width, distilled from the target's own answers (`assets/drafters/sps-smollm2/card.md`). It
 reads the target's embeddings and scores only the 4,096 tokens the target writes most often, with
 those rows of the target's LM head: a draft token costs ~2 ms on this CPU, a target forward ~60 ms.
@@ -54,5 +55,5 @@ def analytic_k(trace: Trace) -> int | None:
     return p.get("k") if p.get("draft_length", "fixed") == "fixed" else None
 
 
-method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k)
+method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k, more=DRAFT)
 draft_length.compare("sps", RULES)

@@ -22,3 +22,19 @@ def tiny_model(vocab_size: int = 128, seed: int = 0, layers: int = 2, hidden: in
     with torch.random.fork_rng():  # seeded weights without touching the global generator
         torch.manual_seed(seed)
         return LlamaForCausalLM(cfg).to(dtype).eval()
+
+
+def player(at, ns: str) -> dict:
+    """The browser player's data on an AppTest page (AppTest cannot click inside it): the step it shows
+    and every step's frame (story, stream, figures)."""
+    import json
+
+    el = next(e for e in at.get("bidi_component") if e.key == f"{ns}.player")
+    data = json.loads(el.proto.json)
+    return {**data, "frames": json.loads(data["frames"])}
+
+
+def go_to(at, ns: str, step: int):
+    """What the player does when it stops on a step (1-based): the step goes back to Python."""
+    at.session_state[f"{ns}.step"] = step
+    return at.run()

@@ -1,14 +1,15 @@
 """Every page with streamlit's AppTest: recorded traces render, the controls are there and work,
 the URL keeps the step, bad imports are refused, and a live run on a tiny model works."""
 import json
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from paradec.trace import TraceError
-from ui import sources
+from ui import guide, narrate, sources
 
-from helpers import APP, tiny_model
+from helpers import APP, go_to, player, tiny_model
 
 METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py",
                 "pages/medusa.py", "pages/early_exit.py", "pages/mirror.py"]
@@ -24,11 +25,7 @@ def open_page(page: str, **query) -> AppTest:
     return at
 
 
-def labels(at: AppTest) -> list[str]:
-    return [b.label for b in at.button]
-
-
-@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", *METHOD_PAGES])
+@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", "pages/numerics.py", *METHOD_PAGES])
 def test_page_renders_from_recorded_traces(page):
     at = open_page(page)
     assert not at.error and not at.warning and at.title
@@ -37,9 +34,12 @@ def test_page_renders_from_recorded_traces(page):
 @pytest.mark.parametrize("page", METHOD_PAGES)
 def test_method_page_has_the_replay_controls(page):
     at = open_page(page)
-    assert {"First", "Back", "Play", "Next", "Last"} <= set(labels(at))
-    assert at.slider(key=f"{page[6:-3]}.step").value == 1
-    assert len(at.get("plotly_chart")) >= 5  # tree, mask, microscope, three KPI charts
+    ns = page[6:-3]
+    data, trace = player(at, ns), sources.load(sources.recorded(ns)["greedy"])
+    assert len(data["frames"]) == len(trace.steps) and {"tree", "mask"} <= set(data["frames"][0]["figs"])
+    assert data["step"] == narrate.lesson(trace) + 1  # opens on its teaching step, and says so
+    assert any(f"Opened on step {data['step']}" in c.value or "Nothing is drafted" in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) >= 4  # microscope, three KPI charts (tree and mask: in the player)
 
 
 def markdown_text(at: AppTest) -> str:
@@ -50,28 +50,29 @@ def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
     at = open_page("pages/jacobi.py", step="2")
     assert at.slider(key="jacobi.block").value == 8 and at.selectbox(key="jacobi.init").value == "repeat"
     text = markdown_text(at)
-    assert "Convergence grid" in text and "Tokens per forward" in text and "Consistency LLMs" in text
-    assert len(at.get("plotly_chart")) >= 7  # grid, committed per forward, then the shared replay
+    assert "Consistency LLMs" in text and {"convergence", "committed"} <= set(player(at, "jacobi")["frames"][1]["figs"])
 
 
 def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():
     at = open_page("pages/lookahead.py")
     assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [4, 3, 2]
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("lookahead")["greedy"]).steps) if s.accepted)
-    at.slider(key="lookahead.step").set_value(hit + 1).run()  # a step where a pooled n-gram won
+    go_to(at, "lookahead", hit + 1)  # a step where a pooled n-gram won
     assert not at.exception
-    text = markdown_text(at)
-    assert "2D window" in text and "n-gram pool" in text and "Combined attention mask" in text
-    assert "won:" in text and any("W = 5, N = 3, G = 3" in c.value for c in at.caption)
+    titles = " ".join(p["title"] for row in player(at, "lookahead")["panels"] for p in row)
+    assert "2D window" in titles and "n-gram pool" in titles and "Combined attention mask" in titles
+    frame = player(at, "lookahead")["frames"][hit]
+    assert "won:" in frame["story"] and {"window", "mask"} <= set(frame["figs"]) and "pool" in frame["html"]
 
 
 def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     at = open_page("pages/medusa.py")
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("medusa")["greedy"]).steps) if s.nodes)
-    at.slider(key="medusa.step").set_value(hit + 1).run()
+    go_to(at, "medusa", hit + 1)
     assert not at.exception
     text = markdown_text(at)
-    assert "head × top-k rank" in text and "Nodes ↔ mask rows ↔ paths" in text and "Trees compared" in text
+    assert "Nodes ↔ mask rows ↔ paths" in text and "Trees compared" in text
+    assert "heads" in player(at, "medusa")["frames"][hit]["figs"]  # head × top-k rank, animated
     assert len(at.dataframe) >= 2 and ":red-badge[LOSSY]" not in text  # the recorded runs use exact acceptance
     assert at.selectbox(key="medusa.preset").value == "the heads' default"
     at.selectbox(key="medusa.preset").set_value("chain4").run()
@@ -80,16 +81,14 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert not at.exception
 
 
-def test_the_step_follows_the_url_and_the_buttons():
+def test_the_step_follows_the_url_and_the_player():
     at = open_page("pages/sps.py", step="3")
-    assert at.slider(key="sps.step").value == 3
-    at.button(key="sps.next").click().run()
-    assert at.slider(key="sps.step").value == 4 and at.query_params["step"] == "4"
-    at.button(key="sps.last").click().run()
-    assert at.slider(key="sps.step").value == at.slider(key="sps.step").max
-    at.button(key="sps.play").click().run()  # at the end, play restarts from the first step
-    assert not at.exception and at.session_state["sps.playing"] and at.slider(key="sps.step").value <= 2
-    assert "Pause" in labels(at)
+    assert player(at, "sps")["step"] == 3
+    go_to(at, "sps", 4)
+    assert player(at, "sps")["step"] == 4 and at.query_params["step"] == "4"
+    assert any(m.value.startswith("#### Details of step 4") for m in at.markdown)  # the details follow
+    go_to(at, "sps", 10_000)  # clamped to the trace
+    assert player(at, "sps")["step"] == len(player(at, "sps")["frames"]) and not at.exception
 
 
 def test_sampled_trace_shows_the_microscope_and_samples_it():
@@ -146,7 +145,7 @@ def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page(monkeypatch
     at.button(key="ar.run").click().run()
     assert not at.exception
     assert any("cannot load model" in e.value for e in at.error)
-    assert "Play" in labels(at)  # the recorded trace is still replayed
+    assert player(at, "ar")["frames"]  # the recorded trace is still replayed
 
 
 @pytest.fixture(scope="module")
@@ -165,4 +164,27 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
-    assert "Play" in labels(at)
+    assert player(at, "pld")["frames"]
+
+
+def test_home_links_every_page_and_every_page_says_what_comes_next():
+    pages = {f"pages/{f.name}" for f in (Path(APP).parent / "pages").glob("*.py")}
+    assert set(guide.ORDER) == pages  # the guided path reaches every page
+    at = open_page("pages/home.py")
+    links = {x.proto.page for x in at.get("page_link")}  # by url path
+    assert links >= {p[6:-3] for p in pages - {"pages/home.py"}}
+    # each page's "Next:" link is drawn by app.py after the page (AppTest drops it): the browser test sees it
+
+
+def test_recorded_numerics_part_where_the_runs_say():
+    data = json.loads((Path(APP).parent / "assets" / "numerics.json").read_text())
+    assert any(r["parts_at"] is not None for r in data["runs"])
+    for r in data["runs"]:
+        a, b, k = r["tokens"]["float32"], r["tokens"]["bfloat16"], r["parts_at"]
+        if k is None:
+            assert a == b
+            continue
+        assert a[:k] == b[:k] and (k == min(len(a), len(b)) or a[k] != b[k])
+        for dtype, toks in r["tokens"].items():  # each run wrote its own most likely token there (ties: either)
+            top = dict(map(tuple, r["top_at_part"].get(dtype, [])))
+            assert not top or top.get(toks[k]) == max(top.values())

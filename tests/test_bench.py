@@ -189,3 +189,8 @@ def test_the_report_says_what_is_timed_and_lists_no_difference_when_all_agree(re
     assert "propose, verify pass" in report["timed"]
     paradec_methods = {d["method"] for d in report["differences"]} & {"pld", "sps"}
     assert not paradec_methods  # greedy float32 on the tiny model: both equal AR on every prompt
+
+
+def test_page_opens_on_the_main_benchmark():
+    at = open_page("pages/benchmark.py")
+    assert at.selectbox(key="bench.file").value == ui_bench.MAIN

@@ -8,6 +8,8 @@ from test_app import open_page
 from ui import sidebar
 from ui.presets import PRESETS
 
+from helpers import player
+
 PROMPT = "Explain a hash map to a ten-year-old."
 
 
@@ -17,7 +19,7 @@ def test_a_classroom_link_sets_the_prompt_sampling_parameters_and_step():
     s = at.session_state[sidebar.KEY]  # the sidebar's settings (AppTest drops its widgets under st.navigation)
     assert (s.prompt, s.temperature, s.top_p, s.max_new_tokens, s.seed, s.live) == (PROMPT, 0.7, 0.9, 32, 5, False)
     assert at.slider(key="jacobi.block").value == 4 and at.selectbox(key="jacobi.init").value == "pad"
-    assert at.slider(key="jacobi.step").value == 3 and not at.warning
+    assert player(at, "jacobi")["step"] == 3 and not at.warning
 
 
 def test_a_preset_prompt_picks_its_preset_and_values_out_of_range_are_clamped():
@@ -42,4 +44,4 @@ def test_the_page_link_round_trips():
     again = open_page("pages/sps.py", **query)
     assert again.slider(key="sps.k").value == 6 and again.selectbox(key="sps.draft_length").value == "heuristic"
     assert again.session_state[sidebar.KEY].prompt == PROMPT and again.session_state[sidebar.KEY].seed == 3
-    assert again.slider(key="sps.step").value == 2 and again.radio(key="sps.recorded").value == "sampled"
+    assert player(again, "sps")["step"] == 2 and again.radio(key="sps.recorded").value == "sampled"

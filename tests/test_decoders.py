@@ -305,3 +305,13 @@ def test_pld_without_a_match_drafts_nothing():
 def test_pld_refuses_bad_parameters(params):
     with pytest.raises(ValueError):
         PromptLookup(**params)
+
+
+def test_prompt_lookup_never_drafts_the_chat_template():
+    """ChatML-like ids: 1 = <|im_start|>, 8 = system, 7 = newline, 2 = <|im_end|>, 9 = assistant. The last
+    newline's latest match runs into <|im_start|>assistant: the drafter takes an earlier one instead."""
+    prompt = [1, 8, 7, 5, 6, 2, 7, 1, 9, 7]
+    drafter = PromptLookup(k=4, ngram_max=2)
+    drafter.begin(prompt)
+    draft = drafter.propose(prompt, None, None)
+    assert draft.tokens == [5, 6, 2, 7] and draft.extras["match_at"] == 2

@@ -15,7 +15,7 @@ from paradec.plots import eagle as plots
 from paradec.trace import Node, Step, Trace
 from ui import sources
 
-from helpers import APP
+from helpers import APP, go_to, player
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,7 +140,8 @@ def test_page_grows_the_tree_and_compares_the_versions():
     assert "EAGLE-3" in text and "training-time test" in text and "MODEL" in text and "MEASURED" in text
     assert any("on the same prompt" in s.value for s in at.subheader)
     hit = drafting_steps(sources.load(sources.recorded("eagle3")["greedy"]))[0]
-    at.slider(key="eagle3.step").set_value(hit + 1).run()
+    go_to(at, "eagle3", hit + 1)
+    assert "growth" in player(at, "eagle3")["frames"][hit]["figs"]  # the reranked tree, animated
     assert at.select_slider(key=f"eagle3.grow.{hit}").value == "rerank"
     at.select_slider(key=f"eagle3.grow.{hit}").set_value(1).run()
     assert not at.exception
@@ -151,7 +152,7 @@ def test_page_grows_the_tree_and_compares_the_versions():
 @pytest.mark.parametrize("version", ["eagle", "eagle2"])
 def test_each_version_replays_its_own_recorded_trace(version):
     at = open_eagle(version=version, step="3")
-    assert at.radio(key="eagle.version").value == version and at.slider(key=f"{version}.step").value == 3
+    assert at.radio(key="eagle.version").value == version and player(at, version)["step"] == 3
     assert any(f"Trace: {version} " in c.value for c in at.caption)
     if version == "eagle":
         assert at.selectbox(key="eagle.tree").value == "cpu10"
@@ -175,7 +176,7 @@ def test_live_run_with_other_settings_lands_beside_the_recorded_run():
     at.slider(key="eagle3.total_tokens").set_value(5).run()
     at.button(key="eagle3.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
-    assert any("'depth': 2" in c.value and "'total_tokens': 5" in c.value for c in at.caption)
+    assert any("depth = 2" in c.value and "total_tokens = 5" in c.value for c in at.caption)
     assert any("vs recorded" in (m.delta or "") for m in at.metric)
     runs = next(d.value for d in at.dataframe if "settings" in d.value.columns)
     assert len(runs) == 2 and any('"depth": 2' in v for v in runs["settings"])  # the live run beside the recorded one

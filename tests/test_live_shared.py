@@ -10,10 +10,12 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from test_app import labels, live_app
+from test_app import live_app
 from test_serve import start, tiny, untimed  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
 from paradec import models, run
+
+from helpers import player
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = [  # (method, params, draft, prompt, temperature)
@@ -107,7 +109,7 @@ def test_the_app_runs_live_on_a_backend_and_says_when_it_is_unreachable(start, m
     at.switch_page("pages/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("tiny-model" in c.value for c in at.caption) and "Play" in labels(at)  # the backend's trace, replayed
+    assert any("tiny-model" in c.value for c in at.caption) and player(at, "pld")["frames"]  # the backend's trace
     monkeypatch.setenv("PARADEC_BACKEND", "http://127.0.0.1:9")
     down = live_app()
     down.switch_page("pages/ar.py").run()

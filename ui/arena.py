@@ -60,20 +60,23 @@ def show(runs: dict[str, Trace]) -> None:
             with col:
                 st.markdown(f"**{m}** {badge(tr, ar)}")
                 st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
-    header("Race replay in sync", MEASURED)
+    header("Race replay in sync", MEASURED, help="Each bar grows with the tokens a method had committed at that "
+           "moment of its measured run: press ▶ Race, or drag the slider through the milliseconds.")
     chart(plots.race_figure(runs), "arena.race")
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)
     with c1:
-        header("Tokens per target forward (τ)", FROM_RUN)
+        header("Tokens per target forward (τ)", FROM_RUN, help="How many tokens one pass of the target committed, "
+               "on average, bonus included. AR is 1.00; higher means fewer target passes.")
         chart(plots.bars_figure({m: tr.tau for m, tr in runs.items()}, "τ (AR = 1.00)"), "arena.tau")
     with c2:
-        header("Speedup against AR", MEASURED)
+        header("Speedup against AR", MEASURED, help="Tokens per second over AR's, both timed in the same process: "
+               "above 1× the method was faster here, below 1× slower.")
         if ar is not None:
             speed = {m: tr.speedup_over(ar) for m, tr in runs.items() if tr.wall_s}
             chart(plots.bars_figure(speed, "tokens/s ÷ AR's tokens/s", "{:.2f}×"), "arena.speed")
-    with c3:
-        header("Acceptance length", FROM_RUN)
-        chart(plots.length_histogram(runs), "arena.hist")
+    header("Acceptance length", FROM_RUN, help="How many tokens each step committed, per method: AR's are all 1; a "
+           "method whose bars sit further right commits more per target pass.")
+    chart(plots.length_histogram(runs), "arena.hist")
     st.caption("Speedup divides each method's tokens/s by AR's, decoded in the same process on this machine "
                "(with the same tokens, that is AR's decoding time over the method's); on a CPU a "
                "verify pass over a few tokens costs about 1.5× a one-token pass (far more than on a GPU), "

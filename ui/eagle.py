@@ -14,12 +14,20 @@ from paradec.speccost import SpecStep
 from paradec.trace import Trace
 
 from . import sources
+from .stage import Extra, Panel
 from .style import chart, header
 
 VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
 RERANK = "rerank"
 COMPARE_PANELS = [("tau", "τ", FROM_RUN), ("speed", "Speed", MEASURED), ("lengths", "Tokens per step", FROM_RUN),
                   ("time", "Draft vs verify, per token", MEASURED)]
+
+
+GROWTH = Panel("growth", "The draft tree, reranked", "Every candidate the head drafted this step, by depth: the "
+               "rerank keeps the most confident ones (the tree the target verifies) and cuts the rest.",
+               caption="Marker size = cumulative confidence (the product of q along the path); green = accepted "
+                       "path, x = cut. Pause to grow it depth by depth below.")
+STAGE = Extra([[GROWTH]], lambda t, i: {"growth": plots.growth_figure(t, i)})
 
 
 def panels(trace: Trace, i: int) -> dict:
@@ -33,7 +41,8 @@ def panels(trace: Trace, i: int) -> dict:
         figs["growth"] = _growth(trace, i, cands)
     left, right = st.columns([1, 1.3])
     with left:
-        header("Acceptance per depth", FROM_RUN)
+        header("Acceptance per depth", FROM_RUN, help="How often the accepted path went one depth deeper, over "
+               "the whole run: the tree's depth pays only while this stays high.")
         figs["per_depth"] = plots.depth_acceptance_figure(trace)
         chart(figs["per_depth"], f"{trace.method}.fig.per_depth")
         st.caption("Of the steps whose accepted path reached depth d−1 at a node with a kept child, the share "

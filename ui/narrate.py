@@ -1,12 +1,15 @@
 """One step told in words, so a learner can follow it without reading code."""
 from __future__ import annotations
 
+import html
+import re
+
 from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
 from paradec.trace import Node, Trace
 
 LAST = {
-    "bonus": "every draft token passed, so the same pass also gives a free **bonus** token",
+    "bonus": "the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token",
     "resampled": "after the rejection the target **resampled** from the residual",
     "target": "the target picked its own token",
 }
@@ -56,3 +59,37 @@ def node_story(trace: Trace, n: Node, greedy: bool) -> str:
             f"min(1, p/q) = {n.accept_prob:.3f}; the uniform draw u = {n.u:.3f} {cmp} {n.accept_prob:.3f}, "
             f"so it is **{n.status}**. Tokens the draft over-proposes (q > p) are cut back to p; "
             "the residual max(0, p − q) gives back exactly the mass the draft under-proposed.")
+
+
+def to_html(md: str) -> str:
+    """The stories' markdown (**bold** and `code` only) as HTML, for the browser's player."""
+    text = html.escape(md, quote=False)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def _shape(s) -> str:
+    chain = all(n.parent == k - 1 for k, n in enumerate(s.nodes))
+    return f"a {len(s.nodes)}-token chain" if chain else f"a {len(s.nodes)}-node tree"
+
+
+def lesson(trace: Trace) -> int:
+    """The step (0-based) a page opens on: the first where the method drafts something worth seeing
+    (at least 3 drafted and 2 accepted), else the first with an accepted draft, else any draft, else 0."""
+    steps = trace.steps
+    for good in (lambda s: len(s.nodes) >= 3 and len(s.accepted) >= 2, lambda s: s.accepted, lambda s: s.nodes):
+        hit = next((k for k, s in enumerate(steps) if good(s)), None)
+        if hit is not None:
+            return hit
+    return 0
+
+
+def lesson_note(trace: Trace) -> str:
+    """Says on screen why the page opened where it did."""
+    i = lesson(trace)
+    s = trace.steps[i]
+    if not s.nodes:
+        return ("Nothing is drafted in this run: every step is one target forward and one token. "
+                "Press **Play** to watch the text grow.")
+    return (f"**Opened on step {i + 1}**, the first step worth seeing: {_shape(s)} drafted, "
+            f"{len(s.accepted)} accepted. **First** goes back to the start.")

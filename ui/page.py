@@ -8,41 +8,51 @@ import streamlit as st
 
 from paradec.trace import Trace, TraceError
 
-from . import classroom, live, player, sources
-from .replay import Panels, replay
+from . import classroom, live, sources
+from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
+from .sidebar import recorded as recorded_note
+from .stage import Extra
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
                 draft: Callable[[], str | None] = lambda: None,
                 analytic_k: Callable[[Trace], int | None] = lambda t: None,
-                panels: Panels | None = None):
-    """panels(trace, i): the method's own panels (e.g. Jacobi's convergence grid), drawn in the replay.
-    title "": the page drew its own (e.g. with a version selector under it)."""
+                panels: Panels | None = None, extra: Extra | Callable[[Trace], Extra] = NO_EXTRA,
+                more: str = ""):
+    """panels(trace, i): the method's own panels (e.g. Jacobi's iteration table), drawn under the player at
+    its step; extra: the method's own panels the player animates (e.g. Jacobi's convergence grid).
+    title "": the page drew its own (e.g. with a version selector under it). more: the numbers behind the
+    intro, in an expander (the intro stays one short paragraph)."""
     if title:
         st.title(title)
     st.markdown(intro)
+    if more:
+        with st.expander("The numbers behind this page, on this machine"):
+            st.markdown(more)
     classroom.note()
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
-    row = st.columns([1.3, 1.5, 1, 3.2], vertical_alignment="center")
-    with row[0].popover("How it works", icon=":material/school:"):
+    # One row that wraps on a narrow screen: each button as wide as its label, never cut.
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    with row.popover("How it works", icon=":material/school:"):
         st.markdown(how)
-    with row[1].popover("Parameters", icon=":material/tune:"):
+    with row.popover("Parameters", icon=":material/tune:"):
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
-    with row[2].popover("Import", icon=":material/upload_file:"):
+    with row.popover("Import", icon=":material/upload_file:"):
         import_box(method)
-    trace = _source(method, values, draft_spec, row[3])
+    trace = _source(method, values, draft_spec, row)
     if trace is None:
         return
     st.caption(_describe(trace))
-    # Only the replay reruns while playing: a fragment with a timer, set when the page runs.
-    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values), run_every=player.interval(method))()
+    # The player plays in the browser; when it stops, only the replay reruns (a fragment).
+    extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
+    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
 
 
-def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict) -> None:
+def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra) -> None:
     try:
-        figs = replay(trace, ns, k, panels)
+        figs = replay(trace, ns, k, panels, extra)
     except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
         st.error(f"This trace cannot be drawn here ({type(e).__name__}: {str(e).strip()[:200] or 'no message'}). "
                  "Drop it, or open a trace recorded by paradec.")
@@ -55,8 +65,10 @@ def _describe(t: Trace) -> str:
     mode = ("greedy" if temp <= 0
             else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
-    return (f"Trace: {t.method} {t.params or ''} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in "
-            f"{len(t.steps)} target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
+    params = ", ".join(f"{k} = {v if v != '' else 'default'}" for k, v in (t.params or {}).items())
+    params = f" ({params})" if params else ""
+    return (f"Trace: {t.method}{params} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in {len(t.steps)}"
+            f" target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
 
 
 def _source(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:
@@ -84,7 +96,9 @@ def _recorded(method: str, where) -> Trace | None:
     pick = where.radio("Recorded trace", names, index=names.index(wanted) if wanted in names else first,
                     horizontal=True, key=f"{method}.recorded")
     st.query_params["trace"] = pick
-    return sources.load(files[pick])
+    trace = sources.load(files[pick])
+    recorded_note(trace)
+    return trace
 
 
 def _live(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:

@@ -1,85 +1,51 @@
-"""The step player: first, back, play/pause, next, last, a speed choice and a scrubber, all buttons (no keyboard).
-
-Playing is a fragment that reruns itself every 1/speed seconds and moves one step, so only
-the replay redraws. The step lives in the URL (?step=N, 1-based) so a teacher can link it."""
+"""The step player. It runs in the browser (ui/player.js, a Streamlit v2 component): the buttons, the
+speed, the scrubber, the step's story and the stage's figures all change together there, from frames
+precomputed for every step, so playing keeps up with the chosen speed and never waits on the server.
+When the player stops, it sends its step back: the panels Python draws (the details) follow, and
+the step lives in the URL (?step=N, 1-based) so a teacher can link it."""
 from __future__ import annotations
 
-import time
+from functools import partial
+from pathlib import Path
 
 import streamlit as st
 
-SPEEDS = [0.5, 1.0, 2.0, 4.0]  # steps per second
+HERE = Path(__file__).resolve().parent
+_PLAYER = st.components.v2.component("paradec.player", js=(HERE / "player.js").read_text(),
+                                     css=(HERE / "player.css").read_text(), isolate_styles=False)
 
 
 def _k(ns: str, what: str) -> str:
     return f"{ns}.{what}"
 
 
-def _set(ns: str, step: int) -> None:
-    st.session_state[_k(ns, "step")] = step
-
-
-def init(ns: str, n: int) -> None:
-    """Start at the URL's step the first time this page is shown; clamp to the trace."""
+def init(ns: str, n: int, start: int = 1) -> int:
+    """The step (1-based) to show: the URL's the first time this page is shown, else `start`; clamped."""
     key = _k(ns, "step")
     if key not in st.session_state:
         try:
-            st.session_state[key] = int(st.query_params.get("step", 1))
+            st.session_state[key] = int(st.query_params.get("step", start))
         except ValueError:
-            st.session_state[key] = 1
+            st.session_state[key] = start
     st.session_state[key] = min(max(1, st.session_state[key]), n)
+    return st.session_state[key]
 
 
-def interval(ns: str) -> float | None:
-    """Seconds between automatic steps while playing, None when paused."""
-    if not st.session_state.get(_k(ns, "playing")):
-        return None
-    speed = st.session_state.get(_k(ns, "speed"), 1.0)
-    st.session_state[_k(ns, "timer_speed")] = speed
-    return 1.0 / speed
+def _moved(ns: str) -> None:
+    """The browser's player stopped on a step: [step, nonce] (the nonce makes every report a change)."""
+    value = (st.session_state.get(_k(ns, "player")) or {}).get("step")
+    if isinstance(value, list) and value and isinstance(value[0], int):
+        st.session_state[_k(ns, "step")] = value[0]
 
 
-def _tick(ns: str, n: int) -> None:
-    """While playing, advance once per interval; stop (and drop the timer) at the last step."""
-    every = interval(ns)
-    if every is None:
-        return
-    now = time.monotonic()
-    if now - st.session_state.get(_k(ns, "t"), 0.0) < 0.8 * every:
-        return
-    st.session_state[_k(ns, "t")] = now
-    key = _k(ns, "step")
-    if st.session_state[key] >= n:
-        st.session_state[_k(ns, "playing")] = False
-        st.rerun(scope="app")
-    st.session_state[key] += 1
+def show(ns: str, n: int, stage: dict, start: int = 1) -> int:
+    """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show."""
+    step = init(ns, n, start)
+    _PLAYER(key=_k(ns, "player"), data={**stage, "ns": ns, "step": step}, on_step_change=partial(_moved, ns))
+    st.query_params["step"] = str(st.session_state[_k(ns, "step")])
+    return st.session_state[_k(ns, "step")] - 1
 
 
-def controls(ns: str, n: int) -> int:
-    """Draw the player; returns the 0-based step index to show."""
-    init(ns, n)
-    _tick(ns, n)
-    key, playing = _k(ns, "step"), bool(st.session_state.get(_k(ns, "playing")))
-    step = st.session_state[key]
-    c = st.columns([1, 1, 1.1, 1, 1, 2], vertical_alignment="bottom")
-    c[0].button("First", key=_k(ns, "first"), on_click=_set, args=(ns, 1), icon=":material/skip_previous:",
-                disabled=step == 1)
-    c[1].button("Back", key=_k(ns, "back"), on_click=_set, args=(ns, step - 1), icon=":material/chevron_left:",
-                disabled=step == 1)
-    if c[2].button("Pause" if playing else "Play", key=_k(ns, "play"), type="primary", disabled=n == 1,
-                   icon=":material/pause:" if playing else ":material/play_arrow:"):
-        st.session_state[_k(ns, "playing")] = not playing
-        if not playing and step >= n:
-            _set(ns, 1)  # play from the start once the end is reached
-        st.rerun(scope="app")  # the play timer is set when the whole page runs
-    c[3].button("Next", key=_k(ns, "next"), on_click=_set, args=(ns, step + 1), icon=":material/chevron_right:",
-                disabled=step >= n)
-    c[4].button("Last", key=_k(ns, "last"), on_click=_set, args=(ns, n), icon=":material/skip_next:",
-                disabled=step >= n)
-    speed = c[5].select_slider("Speed (steps/s)", SPEEDS, value=1.0, key=_k(ns, "speed"))
-    if playing and speed != st.session_state.get(_k(ns, "timer_speed")):
-        st.rerun(scope="app")  # restart the timer at the new speed
-    if n > 1:
-        st.slider("Step", 1, n, key=key, label_visibility="collapsed")
-    st.query_params["step"] = str(st.session_state[key])
-    return st.session_state[key] - 1
+def details(ns: str):
+    """The container for the panels Python draws at the player's step (dimmed while the player plays)."""
+    return st.container(key=f"pd-details-{ns}")

@@ -15,7 +15,7 @@ from paradec.production import workload
 from paradec.production.config import EngineError, Peer
 from paradec.trace import Trace
 
-from . import live, offered, player
+from . import live, offered, player, stage
 from .bench import BENCH_DIR
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
@@ -97,27 +97,36 @@ def _figures(report: dict, name: str, e: dict) -> None:
         chart(plots.positions_figure({"methods": pair}), f"{NS}.positions.{name}")
 
 
+def _frame(engine: Trace, mine: Trace | None, i: int) -> dict:
+    figs, story = {}, []
+    for slot, t in (("engine", engine), ("mine", mine)):
+        if t is None:
+            continue
+        j = min(i, len(t.steps) - 1)
+        story.append(f"<b>{t.method}</b>: step {j + 1} of {len(t.steps)}, {len(t.steps[j].accepted)} of "
+                     f"{len(t.steps[j].nodes)} drafts accepted, running τ {kpis.running_tau(t, j):.2f}")
+        figs[slot] = stage.fig_json(kpis.tokens_figure(t, j))
+    stream = stream_html(mine, min(i, len(mine.steps) - 1), True) if mine else "No paradec run of this prompt."
+    return {"story": "<br>".join(story), "figs": figs, "html": {"stream": stream}}
+
+
 def _steps(engine: Trace, mine: Trace | None) -> None:
     """Both runs of the first prompt, one step at a time: the engine's counts beside paradec's tokens."""
     header("Step by step: the first prompt on both", FROM_RUN)
     n = max(len(engine.steps), len(mine.steps) if mine else 0)
-    i = player.controls(NS, n)
-    cols = st.columns(2)
-    for col, (who, t) in zip(cols, [(engine.method, engine), (mine and mine.method, mine)]):
-        with col:
-            if t is None:
-                st.info("No paradec run of the matching method on this prompt.")
-                continue
-            j = min(i, len(t.steps) - 1)
-            st.markdown(f"**{who}**: step {j + 1} of {len(t.steps)}, {len(t.steps[j].accepted)} of "
-                        f"{len(t.steps[j].nodes)} drafts accepted, running τ {kpis.running_tau(t, j):.2f}")
-            chart(kpis.tokens_figure(t, j), f"{NS}.fig.tokens.{who}")
-    with cols[0]:
-        st.caption("The engine reports how many it drafted and accepted each step, not which tokens: no text, "
-                   "no tree, no p or q. Its prefill forward (the first token) is no step of its arrays.")
-    if mine:
-        with cols[1]:
-            st.html(stream_html(mine, min(i, len(mine.steps) - 1), True))
+    key = f"{NS}:{id(engine)}:{id(mine)}:{n}"
+    panels = [[stage.Panel("engine", f"{engine.method}: tokens per step", ENGINE_HELP, caption=ENGINE_CAPTION),
+               stage.Panel("mine", f"paradec's {mine.method if mine else 'run'}: tokens per step",
+                           "Tokens committed at each step of paradec's run of the same prompt.")],
+              [stage.Panel("stream", "paradec's text", stage.STREAM.help, html=True)]]
+    frames = stage.frames_json(key, engine, lambda: [_frame(engine, mine, i) for i in range(n)])
+    player.show(NS, n, {"key": key, "frames": frames, "template": stage.template(), "n": n,
+                        "panels": [[p.spec() for p in row] for row in panels]})
+
+
+ENGINE_HELP = "Tokens the engine committed at each verify step: its accepted drafts plus its own token."
+ENGINE_CAPTION = ("The engine reports how many it drafted and accepted each step, not which tokens: no text, no tree, "
+                  "no p or q. Its prefill forward (the first token) is no step of its arrays.")
 
 
 def configured() -> Peer | None:

@@ -9,54 +9,55 @@ import streamlit as st
 from paradec.plots import kpis, microscope
 from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
-from paradec.plots.tokens import label, stream_html
+from paradec.plots.tokens import label
 from paradec.plots.tree import tree_figure
 from paradec.speccost import chain_tau
 from paradec.trace import Trace
 
-from . import narrate, player
+from . import narrate, player, stage
 from .style import chart, header
 
 SIM_DRAWS = 1000
 Panels = Callable[[Trace, int], dict]  # a method's own panels: draw step i, return the figures
+NO_EXTRA = stage.Extra()
 
 
-def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None) -> dict:
-    """Draw the replay at the player's step; returns the figures shown (for export).
-    panels(trace, i) draws the method's own panels under the token stream and returns their figures."""
-    i = player.controls(ns, len(trace.steps))
-    st.markdown(narrate.step_story(trace, i))
-    header("Token stream", FROM_RUN)
+def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
+           extra: stage.Extra = NO_EXTRA) -> dict:
+    """Draw the player and, under it, the details at the player's step; returns the figures shown (for
+    export). panels(trace, i) draws the method's own details; extra: its own animated stage panels."""
+    n, start = len(trace.steps), narrate.lesson(trace) + 1
+    st.caption(narrate.lesson_note(trace))
+    i = player.init(ns, n, start) - 1
+    sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
-    st.html(stream_html(trace, i, show_rejected))
-    st.checkbox("show rejected drafts (struck through)", value=True, key=f"{ns}.rejected")
-    figs = panels(trace, i) if panels else {}
-    sel = _pick_node(trace, i, ns)
-    figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
-    window = bool(trace.steps[i].extras.get("window_sees"))
-    left, right = st.columns([1, 1.8] if window else [1, 1])  # a combined mask has many more columns
-    with left:
-        header("Draft tree (accepted path in bold)", FROM_RUN)
-        chart(figs["tree"], f"{ns}.fig.tree")
-    with right:
-        header("Combined attention mask of the verify pass" if window else
-               "Attention mask of the verify pass (draft block)", FROM_RUN)
-        chart(figs["mask"], f"{ns}.fig.mask")
-        st.caption("Green: may attend (hover a cell: who sees what, and why). Each node sees the context "
-                   "and its own ancestors only, so all drafted tokens are checked in one forward pass."
-                   + (" Window rows (L level, c column) see only their own trajectory: they ride along in "
-                      "the same pass to grow the n-gram pool and are never accepted." if window else ""))
-    figs.update(_microscope(trace, i, sel, ns))
-    figs.update(_kpis(trace, i, ns, analytic_k))
+    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start)
+    with player.details(ns):
+        st.markdown(f"#### Details of step {i + 1}", help="Everything below follows the player when it stops "
+                    "(dimmed while it plays). Pick a drafted token to see its numbers.")
+        st.checkbox("show this step's rejected draft (struck through) in the stream", value=True,
+                    key=f"{ns}.rejected")
+        figs = panels(trace, i) if panels else {}
+        sel = _pick_node(trace, i, ns)
+        figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
+        figs.update(_microscope(trace, i, sel, ns))
+        figs.update(_kpis(trace, i, ns, analytic_k))
     return figs
+
+
+def _default_node(trace: Trace, i: int) -> int | None:
+    nodes = trace.steps[i].nodes
+    if not nodes:
+        return None
+    first_bad = next((j for j, n in enumerate(nodes) if n.status == "rejected"), None)
+    return first_bad if first_bad is not None else max(trace.steps[i].accepted, default=0)
 
 
 def _pick_node(trace: Trace, i: int, ns: str) -> int | None:
     nodes = trace.steps[i].nodes
     if not nodes:
         return None
-    first_bad = next((j for j, n in enumerate(nodes) if n.status == "rejected"), None)
-    default = first_bad if first_bad is not None else max(trace.steps[i].accepted, default=0)
+    default = _default_node(trace, i)
     names = [f"{j}: {label(trace.text_of(n.token))} ({n.status})" for j, n in enumerate(nodes)]
     return st.selectbox("Selected draft node (highlighted in the tree, the mask and the microscope)",
                         range(len(nodes)), index=default, format_func=names.__getitem__, key=f"{ns}.node.{i}")
@@ -116,7 +117,7 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
 def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     step = trace.steps[i]
     header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []))
-    c = st.columns(5 if analytic_k else 4)
+    c = [*st.columns(3), *st.columns(3)]  # two rows of three: no label is cut on a 1024-px screen
     c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
     c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}",
                 help="tokens per target forward so far, bonus included (AR = 1.00)")

@@ -9,6 +9,7 @@ from .presets import CUSTOM, PRESETS
 from .settings import Settings
 
 KEY = "_settings"
+BOX = "_sb.recorded"  # the sidebar's box for the recorded run's own settings
 LIMITS = {"temperature": (0.0, 1.5), "top_p": (0.05, 1.0), "max_new": (8, 256), "seed": (0, 2**31 - 1)}
 
 
@@ -22,17 +23,24 @@ def render() -> Settings:
         live = st.radio("Trace source", ["recorded", "live"], horizontal=True, key="sb.source",
                         help="recorded: replay a real run saved in assets/traces (instant). "
                              "live: run the model on the settings below.") == "live"
-        preset = st.selectbox("Prompt", [*PRESETS, CUSTOM], key="sb.preset")
+        st.session_state[BOX] = st.container()  # a page names the recorded run it replays here
+        if not live:
+            st.caption("Greyed out below: settings for **live** runs only. A recorded run replays its own "
+                       "settings; switch the trace source to live to decode with these.")
+        off = not live
+        preset = st.selectbox("Prompt", [*PRESETS, CUSTOM], key="sb.preset", disabled=off)
         if preset == CUSTOM:
-            prompt = st.text_area("Your prompt", "Tell me a short story about a robot.", key="sb.prompt", height=90)
+            prompt = st.text_area("Your prompt", "Tell me a short story about a robot.", key="sb.prompt", height=90,
+                                  disabled=off)
         else:
             prompt = PRESETS[preset]
             st.caption(prompt if len(prompt) < 160 else prompt[:157] + "…")
-        temperature = st.slider("Temperature (0 = greedy)", *LIMITS["temperature"], 0.0, 0.05, key="sb.temperature")
-        top_p = st.slider("Top-p", *LIMITS["top_p"], 1.0, 0.05, key="sb.top_p")
-        max_new = st.slider("Max new tokens", *LIMITS["max_new"], 48, 8, key="sb.max_new")
-        seed = st.number_input("Seed", *LIMITS["seed"], 0, key="sb.seed")
-        model = st.selectbox("Target model", models, key="sb.model",
+        temperature = st.slider("Temperature (0 = greedy)", *LIMITS["temperature"], 0.0, 0.05, key="sb.temperature",
+                                disabled=off)
+        top_p = st.slider("Top-p", *LIMITS["top_p"], 1.0, 0.05, key="sb.top_p", disabled=off)
+        max_new = st.slider("Max new tokens", *LIMITS["max_new"], 48, 8, key="sb.max_new", disabled=off)
+        seed = st.number_input("Seed", *LIMITS["seed"], 0, key="sb.seed", disabled=off)
+        model = st.selectbox("Target model", models, key="sb.model", disabled=off,
                              help="'embedded' = the bundled SmolLM2-135M-Instruct; the operator of this app offers "
                                   f"others (environment variable {offered.MODELS}) and the GPU presets below")
         backend = _backend()
@@ -57,3 +65,14 @@ def _backend() -> str:
 
 def current() -> Settings:
     return st.session_state[KEY]
+
+
+def recorded(trace) -> None:
+    """Say in the sidebar which settings the replayed recorded run used (the widgets are for live runs)."""
+    box = st.session_state.get(BOX)
+    if box is None:
+        return
+    s = trace.sampling
+    mode = "greedy" if s.get("temperature", 0) <= 0 else f"temperature {s['temperature']}, top-p {s.get('top_p', 1)}"
+    box.info(f"**Replaying a recorded run**: “{trace.prompt[:90]}” · {mode} · seed {s.get('seed', 0)} · "
+             f"{trace.new_tokens} new tokens · {trace.model}", icon=":material/history:")

@@ -15,9 +15,11 @@ MEANING = {
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def header(title: str, *labels: str) -> None:
+def header(title: str, *labels: str, help: str = "") -> None:
+    """A panel's title with its honesty labels; the (?) says what the panel shows and how to read it."""
     badges = " ".join(f":{BADGE[x]}-badge[{x}]" for x in labels)
-    st.markdown(f"##### {title} {badges}", help="; ".join(f"{x}: {MEANING[x]}" for x in labels))
+    meaning = "; ".join(f"{x}: {MEANING[x]}" for x in labels)
+    st.markdown(f"##### {title} {badges}", help=f"{help}\n\n({meaning})" if help else meaning)
 
 
 def chart(fig, key: str) -> None:

@@ -19,22 +19,32 @@ class PromptLookup(Drafter):
         self.params = catalog.check(self.name, k=k, ngram_max=ngram_max, ngram_min=ngram_min)
         if ngram_min > ngram_max:
             raise ValueError("ngram_min must not exceed ngram_max")
+        self.markers: set[int] = set()
+
+    def begin(self, prompt_ids):
+        """The chat template's turn markers: tokens both near the prompt's start and in its last few
+        (ChatML's <|im_start|>, Llama 3's <|start_header_id|>). A copy never runs into one, so prompt
+        lookup never drafts the template (e.g. `<|im_start|>assistant`)."""
+        self.markers = set(prompt_ids[:2]) & set(prompt_ids[-6:])
 
     def propose(self, ctx, sampler, gen) -> Draft:
         k, hi, lo = self.params["k"], self.params["ngram_max"], self.params["ngram_min"]
         for n in range(min(hi, len(ctx) - 1), lo - 1, -1):  # longest n-gram first
-            start = _last_match(ctx, n)
-            if start is not None:
-                follow = ctx[start + n : start + n + k]
-                extras = {"ngram": ctx[-n:], "match_at": start}
-                return Draft(tokens=follow, parents=chain_parents(len(follow)), extras=extras)
+            for start in _matches(ctx, n):
+                follow = _until(ctx[start + n : start + n + k], self.markers)
+                if follow:
+                    extras = {"ngram": ctx[-n:], "match_at": start}
+                    return Draft(tokens=follow, parents=chain_parents(len(follow)), extras=extras)
         return Draft()
 
 
-def _last_match(ctx: list[int], n: int) -> int | None:
-    """Start of the latest earlier occurrence of ctx's last n tokens that has a continuation."""
+def _matches(ctx: list[int], n: int):
+    """Starts of the earlier occurrences of ctx's last n tokens that have a continuation, latest first."""
     tail = ctx[-n:]
     for s in range(len(ctx) - n - 1, -1, -1):
         if ctx[s : s + n] == tail:
-            return s
-    return None
+            yield s
+
+
+def _until(tokens: list[int], stop: set[int]) -> list[int]:
+    return tokens[: next((j for j, t in enumerate(tokens) if t in stop), len(tokens))]

@@ -25,8 +25,9 @@ def tokens_at(trace: Trace, ends: list[float], t: float) -> int:
     return sum(len(s.tokens) for s, e in zip(trace.steps, ends) if e <= t)
 
 
-def race_figure(traces: dict[str, Trace], frames: int = 40, height: int = 300) -> go.Figure:
-    """A bar per method growing with the tokens it had committed at each moment of the run."""
+def race_figure(traces: dict[str, Trace], frames: int = 40, height: int | None = None) -> go.Figure:
+    """A bar per method growing with the tokens it had committed at each moment of the run; it opens
+    at the start (every bar at 0) and every bar is named."""
     names = list(traces)
     ends = {m: finish_times(tr) for m, tr in traces.items()}
     t_max = max((e[-1] for e in ends.values() if e), default=1.0)
@@ -37,9 +38,10 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int = 300) -
         xs = [tokens_at(traces[m], ends[m], t) for m in names]
         return go.Bar(x=xs, y=names, orientation="h", marker_color=colors, text=xs, textposition="outside")
 
-    fig = go.Figure(bar(ticks[-1]), frames=[go.Frame(data=[bar(t)], name=f"{t:.0f}") for t in ticks])
+    fig = go.Figure(bar(ticks[0]), frames=[go.Frame(data=[bar(t)], name=f"{t:.0f}") for t in ticks])
     top = max(tr.new_tokens for tr in traces.values())
     fig.update_xaxes(range=[0, top * 1.15], title="tokens committed")
+    fig.update_yaxes(tickmode="array", tickvals=names, autorange="reversed")  # a name on every bar, AR on top
     fig.update_layout(
         updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.25, showactive=False, buttons=[
             dict(label="▶ Race", method="animate",
@@ -53,7 +55,7 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int = 300) -
         ])],
     )
     fig.update_layout(margin=dict(b=90))
-    return layout(fig, "race on measured step times", height)
+    return layout(fig, "race on measured step times: press ▶ Race", height or 26 * len(names) + 170)
 
 
 def bars_figure(values: dict[str, float], title: str, fmt: str = "{:.2f}", height: int = 240) -> go.Figure:
@@ -72,10 +74,9 @@ def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
         go.Histogram(x=[len(s.tokens) for s in tr.steps], name=m, marker_color=PALETTE[k % len(PALETTE)])
         for k, (m, tr) in enumerate(traces.items())
     ])
-    # The legend sits inside, top right, where long steps are rare: in a narrow column a legend
-    # above the axes stacks one method per line and squeezes the bars away.
-    fig.update_layout(barmode="group", legend=dict(orientation="v", x=1, xanchor="right", y=1, yanchor="top",
-                                                   font=dict(size=10), bgcolor="rgba(255,255,255,0.7)"))
+    # The legend stands outside, right of the axes: the page gives this chart a whole row.
+    fig.update_layout(barmode="group", legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top",
+                                                   font=dict(size=12)))
     fig.update_xaxes(title="tokens per step (bonus included)", dtick=1)
     fig.update_yaxes(title="steps")
     return layout(fig, "acceptance length", height)

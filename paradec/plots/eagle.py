@@ -138,7 +138,7 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
         group = [c for c in shown if state(c, upto_depth, accepted) == name]
         fig.add_trace(go.Scatter(
             x=[pos[c.index][0] for c in group], y=[pos[c.index][1] for c in group], mode="markers+text", name=name,
-            text=[label(trace.text_of(c.token)) for c in group], textposition="middle right", textfont=dict(size=10),
+            text=[label(trace.text_of(c.token)) for c in group], textposition="middle right", textfont=dict(size=11),
             hovertext=[_hover(trace, c, by_index, nodes) for c in group], hoverinfo="text",
             customdata=[nodes.get(c.index, -1) for c in group],
             marker=dict(color=STATES[name], size=[8 + 16 * math.sqrt(c.confidence) for c in group],
@@ -150,7 +150,7 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
     fig.update_xaxes(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8], showgrid=False,
                      zeroline=False)
     fig.update_yaxes(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2])
-    return layout(fig, _title(cands, upto_depth), height or max(300, 80 + 20 * widest))
+    return layout(fig, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
 
 
 def _title(cands: list[Candidate], upto_depth: int | None) -> str:

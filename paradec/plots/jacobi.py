@@ -66,7 +66,7 @@ def grid_figure(trace: Trace, upto: int, rows: int = ROWS, height: int = 330) ->
     scale = [[v, color] for k, color in enumerate(STATE_COLORS.values()) for v in (k / n, (k + 1) / n)]
     fig = go.Figure(go.Heatmap(
         z=z, x=list(range(x0, x0 + width)), y=[i + 1 for i in blocks], text=text, texttemplate="%{text}",
-        textfont=dict(size=10), hovertext=hover, hoverinfo="text", zmin=-0.5, zmax=n - 0.5, colorscale=scale,
+        textfont=dict(size=11), hovertext=hover, hoverinfo="text", zmin=-0.5, zmax=n - 0.5, colorscale=scale,
         showscale=False, xgap=2, ygap=2,
     ))
     for state, color in STATE_COLORS.items():  # legend entries only: a heatmap has no legend of its own

@@ -27,7 +27,7 @@ def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="step")
-    return layout(fig, "tokens per step (= per target forward)", height)
+    return layout(fig, "tokens per step (one target forward each)", height)
 
 
 def position_figure(trace: Trace, height: int = 240) -> go.Figure:
@@ -36,7 +36,7 @@ def position_figure(trace: Trace, height: int = 240) -> go.Figure:
         x=[d for d, _, _ in rows], y=[r / n for _, n, r in rows], marker_color=COLORS["accepted"],
         text=[f"{r}/{n}" for _, n, r in rows], textposition="outside",
     ))
-    fig.update_xaxes(title="draft position (depth)", dtick=1)
+    fig.update_xaxes(title="draft position", dtick=1)
     fig.update_yaxes(range=[0, 1.15], title="accepted share")
     return layout(fig, "acceptance per draft position" if rows else "acceptance: nothing was drafted", height)
 

@@ -61,7 +61,7 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
     used = {(n.depth, r) for n, r in zip(s.nodes, s.extras.get("rank", []))}
     won = {(d + 1, r) for d, r in enumerate(winner(trace, i))}
     z = [[p for _, p in row] for row in top]
-    text = [[label(trace.text_of(t)) for t, _ in row] for row in top]
+    text = [[label(trace.text_of(t))[:7] for t, _ in row] for row in top]
 
     def place(cell):  # where a (head, rank) cell stands in this step's tree
         return "on the winning path" if cell in won else "in the tree" if cell in used else "not in the tree"
@@ -70,7 +70,8 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
               f"{place((d + 1, r))}"
               for r, (t, p) in enumerate(row)] for d, row in enumerate(top)]
     fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
-                               colorscale="Blues", zmin=0, zmax=1, showscale=False, xgap=2, ygap=2))
+                               colorscale="Blues", zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
+                               textfont=dict(size=12)))  # a fixed size: plotly would shrink it to fit the cell
     for d, r in used:
         fig.add_shape(type="rect", x0=r - 0.5, x1=r + 0.5, y0=d - 1.5, y1=d - 0.5,
                       line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444",
@@ -78,7 +79,7 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
     fig.update_xaxes(title="top-k rank", tickvals=list(range(len(z[0]) if z else 0)), side="top")
     fig.update_yaxes(title="head", tickvals=list(range(len(z))), ticktext=[f"head {d + 1}" for d in range(len(z))],
                      autorange="reversed")
-    return layout(fig, None, height)
+    return layout(fig, None, max(height, 48 * len(z) + 90))
 
 
 def head_acceptance_figure(trace: Trace, height: int = 240) -> go.Figure:

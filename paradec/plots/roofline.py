@@ -2,6 +2,8 @@
 cost breakdown and sweeps (paradec.roofline / paradec.speccost in, plotly figures out)."""
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from .. import roofline
@@ -10,6 +12,7 @@ from ..speccost import SpecStep
 from .style import COLORS, layout
 
 VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)
+LABELLED = (1, 8, 64)
 STEP_COLOR = "#f5b700"
 
 
@@ -29,10 +32,12 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
     verify = [roofline.forward_cost(m, k + 1, context, batch) for k in VERIFY_KS]
     times = [roofline.seconds(hw, dtype, c) for c in verify]
     line = go.Scatter(x=[c.intensity for c in verify], y=[c.flops / t for c, t in zip(verify, times)],
-                      mode="lines+markers+text", name="verify k drafted", text=[f"k={k}" for k in VERIFY_KS],
+                      mode="lines+markers+text", name="verify k drafted",
+                      text=[f"k={k}" if k in LABELLED else "" for k in VERIFY_KS],  # every label: they overlap
                       textposition="bottom right", line=dict(color=COLORS["bonus"]),
                       customdata=[t * 1e3 for t in times],
-                      hovertemplate="verify: %{text}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
+                      hovertext=[f"k={k}" for k in VERIFY_KS],
+                      hovertemplate="verify: %{hovertext}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
                                     "<extra></extra>")
     return [line, _point(hw, dtype, ar, "AR decode (1 token)", "AR", COLORS["target"]),
             _point(hw, dtype, prefill, f"prefill ({context} tokens)", "prefill", COLORS["accepted"])]
@@ -54,9 +59,12 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     fig.add_vline(x=ridge, line=dict(color="gray", dash="dot"))
     fig.add_annotation(x=ridge, y=1, yref="paper", text=f"ridge {ridge:.3g} FLOP/byte", showarrow=False,
                        xanchor="left", yanchor="top", font=dict(size=11, color="gray"))
-    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte moved)")
-    fig.update_yaxes(type="log", title="FLOP/s")
-    return layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height)
+    ys = [y for tr in fig.data for y in tr.y]
+    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte moved)",
+                     range=[math.log10(lo), math.log10(hi)])  # fitted to the points, roof and ridge
+    fig.update_yaxes(type="log", title="FLOP/s", range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
+    layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height)
+    return fig.update_layout(legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top"))  # outside
 
 
 def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatter]:

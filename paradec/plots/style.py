@@ -24,12 +24,32 @@ P_COLOR, Q_COLOR, RESIDUAL_COLOR = "#1f77b4", "#ff7f0e", "#9467bd"
 MEASURED, FROM_RUN, MODEL = "MEASURED", "FROM RUN", "MODEL"
 
 
+def wrap(text: str | None, width: int) -> str | None:
+    """Break a long title in two at the space nearest its middle: a chart in a third of a 1024-px screen
+    is about 220 px wide, and plotly cuts what does not fit."""
+    if not text or len(text) <= width or "<br>" in text or " " not in text:
+        return text
+    mid = len(text) // 2
+    cut = min((k for k, c in enumerate(text) if c == " "), key=lambda k: abs(k - mid))
+    return text[:cut] + "<br>" + text[cut + 1 :]
+
+
 def layout(fig, title: str | None = None, height: int = 300):
-    """The compact look every figure shares (fits a 1280x720 projector)."""
+    """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
+    labelled by decade (plotly's in-between labels are 9 px)."""
+    title = wrap(title, 26)
+    two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
     # Title on top, the legend in one row right under it: nothing overlaps the axes in a narrow column.
     fig.update_layout(
-        title=dict(text=title, y=0.98, yanchor="top", x=0.01, font=dict(size=14)), height=height,
-        margin=dict(l=10, r=10, t=(62 if title else 30), b=10), template="plotly_white", font=dict(size=12),
+        title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
+        height=height, margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0), b=10),
+        template="plotly_white", font=dict(size=12),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
+    for axis in ("xaxis", "yaxis"):
+        ax = fig.layout[axis]
+        if ax.title.text:
+            ax.title.text = wrap(ax.title.text, 24)
+        if ax.type == "log" and ax.dtick is None:
+            ax.dtick = 1
     return fig

@@ -26,7 +26,10 @@ def committed(step: Step) -> list[dict]:
 
 
 def rejected_nodes(step: Step) -> list:
-    return [n for n in step.nodes if n.status == "rejected"]
+    """The draft the target turned down where the step's own token went: the first rejected child of the
+    last accepted node (or of the pending token). One per step, so a wide tree keeps the stream readable."""
+    parent = step.accepted[-1] if step.accepted else -1
+    return [n for n in step.nodes if n.status == "rejected" and n.parent == parent][:1]
 
 
 def _hover(origin: str, node, p_last: float | None) -> str:
@@ -49,13 +52,14 @@ def _span(text: str, origin: str, title: str, current: bool) -> str:
 
 
 def stream_html(trace: Trace, upto: int, show_rejected: bool = True) -> str:
-    """The generated text through step `upto` (0-based), each token coloured by origin."""
+    """The generated text through step `upto` (0-based), each token coloured by origin; show_rejected:
+    the current step's rejected draft struck through before the token that replaced it."""
     spans = []
     for step in trace.steps[: upto + 1]:
         current = step.index == trace.steps[upto].index
         p_last = dict((t, p) for t, p in step.last_p_top).get(step.tokens[-1]) if step.tokens else None
         for c in committed(step):
-            if c["origin"] != "accepted" and show_rejected:
+            if c["origin"] != "accepted" and show_rejected and current:
                 for n in rejected_nodes(step):
                     spans.append(_span(trace.text_of(n.token), "rejected", _hover("rejected", n, None), current))
             spans.append(_span(trace.text_of(c["token"]), c["origin"], _hover(c["origin"], c["node"], p_last), current))

@@ -90,6 +90,7 @@ def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int =
         ),
     ))
     ys = [y for _, y in pos.values()]
+    height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
     fig.update_xaxes(title="depth (0 = pending token)", dtick=1, zeroline=False, showgrid=False)
     fig.update_yaxes(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9])
     return layout(fig, height=height)

@@ -1,0 +1,127 @@
+"""What the browser's player animates (ui/player.js): for every step of a trace, the step's story,
+the token stream and the stage's figures (the draft tree, the attention mask and a method's own
+per-step figure), precomputed once per trace and sent as JSON."""
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from paradec.plots import kpis
+from paradec.plots.mask import mask_figure
+from paradec.plots.style import FROM_RUN
+from paradec.plots.tokens import stream_html
+from paradec.plots.tree import tree_figure
+from paradec.trace import Trace
+
+from . import narrate
+from .style import MEANING
+
+WINDOW = 64  # steps drawn ahead at once: every step of a recorded trace, a block of a long live one
+Figures = Callable[[Trace, int], dict[str, go.Figure | str]]  # a method's own panels at step i: figures or HTML
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One box of the stage: a figure (or HTML) with its title, honesty labels and help."""
+    name: str
+    title: str
+    help: str
+    width: float = 1.0
+    labels: tuple[str, ...] = (FROM_RUN,)
+    caption: str = ""
+    html: bool = False
+
+    def spec(self) -> dict:
+        badges = [{"kind": x.replace(" ", "_"), "text": x, "help": MEANING[x]} for x in self.labels]
+        return {"name": self.name, "title": self.title, "help": self.help, "width": self.width,
+                "badges": badges, "caption": self.caption, "html": self.html}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A method's own animated panels: their boxes (rows), the function that draws them, and a line of
+    markdown the method adds to each step's story."""
+    rows: list[list[Panel]] = field(default_factory=list)
+    figures: Figures | None = None
+    story: Callable[[Trace, int], str] | None = None
+
+
+STREAM = Panel("stream", "Token stream", "The answer so far, each token coloured by how it was committed (legend "
+               "on top); the highlighted tokens are this step's. Struck through: this step's rejected draft.",
+               html=True)
+TREE = Panel("tree", "Draft tree (accepted path in bold)", "Every token drafted this step, hanging off the pending "
+             "token (the square, depth 0). Green: accepted; red: rejected; grey: never tested. The bold path is "
+             "what the target kept; the diamond is its own token after it.")
+MASK_HELP = ("Which token of the verify pass may look at which (green = may attend). Each drafted token sees the "
+             "context and its own ancestors only, so one forward pass checks every branch at once.")
+MASK_CAPTION = "Hover a cell: who sees what, and why."
+
+
+def fig_json(fig: go.Figure) -> dict:
+    d = json.loads(fig.to_json())
+    d["layout"].pop("template", None)  # sent once for all frames
+    return d
+
+
+def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
+    s = trace.steps[i]
+    kpi = (f"<div class='pd-kpi'>running τ <b>{kpis.running_tau(trace, i):.2f}</b> · this step: "
+           f"<b>{len(s.tokens)}</b> token(s) for one target forward · draft {s.draft_ms:.0f} ms, "
+           f"verify {s.verify_ms:.0f} ms (MEASURED)</div>")
+    figs = {"tree": tree_figure(trace, i, selected), "mask": mask_figure(trace, i, selected)}
+    html = {"stream": stream_html(trace, i, show_rejected)}
+    for name, f in (extra.figures(trace, i) if extra.figures else {}).items():
+        (html if isinstance(f, str) else figs)[name] = f
+    story = narrate.step_story(trace, i) + (" " + extra.story(trace, i) if extra.story else "")
+    return {"story": narrate.to_html(story) + kpi, "html": html,
+            "figs": {name: fig_json(f) for name, f in figs.items()}}
+
+
+@st.cache_resource(max_entries=24, show_spinner="Preparing every step for the player…")
+def _cached(key: str, _owner: object, _make: Callable[[], list[dict]]) -> tuple[object, str]:
+    return _owner, json.dumps(_make(), separators=(",", ":"))
+
+
+def frames_json(key: str, owner: object, make: Callable[[], list[dict]]) -> str:
+    """make()'s frames as JSON, computed once per key. The key names `owner` (a trace, by id and size):
+    the owner is kept beside its frames, so an object that reuses a freed id is drawn afresh."""
+    kept, frames = _cached(key, owner, make)
+    return frames if kept is owner else json.dumps(make(), separators=(",", ":"))
+
+
+@functools.cache
+def template() -> str:
+    """The figures' plotly template, sent once for every frame."""
+    return json.dumps(json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"])
+
+
+def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:
+    window = any(s.extras.get("window_sees") for s in trace.steps)  # a combined mask has more columns
+    mask = Panel("mask", "Combined attention mask of the verify pass" if window else
+                 "Attention mask of the verify pass (draft block)", MASK_HELP, 1.8 if window else 1.0,
+                 caption=MASK_CAPTION + (" Window rows (L level, c column) see only their own trajectory: they "
+                                         "ride along to grow the n-gram pool and are never accepted." if window
+                                         else ""))
+    return [[STREAM], [TREE, mask], *extra.rows]
+
+
+def window(i: int, n: int) -> range:
+    """The steps whose frames go to the browser with step i (0-based): all of a short trace, a block of a long one."""
+    lo = i // WINDOW * WINDOW
+    return range(lo, min(n, lo + WINDOW))
+
+
+def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None) -> dict:
+    """The player's data: frames for the steps around step i (cached per trace), the boxes, and step i's
+    frame redrawn with the node picked below highlighted."""
+    steps = window(i, len(trace.steps))
+    key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
+    frames = frames_json(key, trace, lambda: [frame(trace, k, show_rejected, extra) for k in steps])
+    return {"key": key, "frames": frames, "template": template(), "offset": steps.start, "n": len(trace.steps),
+            "panels": [[p.spec() for p in row] for row in rows(trace, extra)],
+            "override": frame(trace, i, show_rejected, extra, selected) if selected is not None else None}
