@@ -10,7 +10,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from test_app import labels, live_app
+from test_app import live_app
 from test_hostile_serve import (  # noqa: F401 (the single-process service's tests, run here on Ray's url)
     _send_and_drop,
     _until,
@@ -32,6 +32,8 @@ from test_serve import (  # noqa: F401
     tiny,
     untimed,
 )
+
+from helpers import player
 
 ray = pytest.importorskip("ray")
 from ray import serve  # noqa: E402
@@ -143,5 +145,5 @@ def test_the_app_runs_live_on_the_ray_endpoint(url, monkeypatch):
     at.switch_page("pages/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert any("tiny-model" in c.value for c in at.caption) and "Play" in labels(at)
+    assert any("tiny-model" in c.value for c in at.caption) and player(at, "pld")["frames"]
 

@@ -199,11 +199,11 @@ def test_page_places_a_recorded_step_beside_the_model():
     at = open_roofline()
     text = " ".join(m.value for m in at.markdown)
     assert "[MODEL]" in text and "[MEASURED]" in text and "[FROM RUN]" in text
-    # roofline, this CPU's measured passes, breakdown, batch sweep, tree attention's reads; the losing runs
-    # and the attention share
+    # roofline, this CPU's measured passes, breakdown, batch sweep, tree attention's reads; the losing runs,
+    # the attention share and the GPU presets' memory
     charts = [c.key for c in at.get("plotly_chart")]
     assert charts == ["roof.fig", "roof.cost", "roof.breakdown", "roof.batch_sweep", "roof.tree_reads"]
-    assert len(at.dataframe) == 2
+    assert len(at.dataframe) == 3
     trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
     assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
     assert "roofline time (MODEL, This machine (1 thread))" in metrics(at)  # where the steps were timed
@@ -236,7 +236,7 @@ def test_page_tree_attention_section():
     at.select_slider(key="roof.q_block").set_value(1).run()
     at.selectbox(key="roof.share_tree").set_value("Medusa mc_sim_7b_63").run()
     assert not at.exception
-    shares = at.dataframe[-1].value
+    shares = at.dataframe[1].value  # after the losing runs, before the memory table
     assert list(shares["context"]) == ["512", "4,096", "32,768"]
     assert list(shares.columns[1:]) == ["per-branch", "naive mask", "DeFT"]
     pct = {k: [int(v.rstrip("%")) for v in shares[k]] for k in shares.columns[1:]}
