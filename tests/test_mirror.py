@@ -70,6 +70,7 @@ def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(mo
 def test_bets_are_ranked_and_a_lost_bet_drafts_the_outcome_now(models):  # noqa: F811
     out, steps = generate(Slow(models["target"]), Mirror(models["other"], k=3, bets=5), [5, 6, 7], 30)
     assert out == ar(models, [5, 6, 7], 30)
+    assert all(s.extras["bets"] for s in steps[1:])  # the worker ran each round (a failing one bets nothing)
     for s in steps[1:]:
         chances = [c for _, _, c, _ in s.extras["bets"]]
         assert len(chances) <= 5 and chances == sorted(chances, reverse=True)

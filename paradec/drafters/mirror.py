@@ -132,7 +132,7 @@ class _Job:
         for the chance that the target accepts d; a rejected d's correction is guessed among q's
         runners-up, the bonus among its favourites after the whole chain."""
         # q after dk costs one forward; its throwaway draw must not touch any chain's generator.
-        _, (after,) = drafter.chain(ctx + chain, 1, sampler, torch.Generator(drafter.model.device))
+        _, (after,) = drafter.chain(ctx + chain, sampler, torch.Generator(drafter.model.device), lambda: False)
         n = drafter.params["bets"]  # candidates per position: the ranking decides where bets go
         bets, alive = [], 1.0  # alive: the chance that d1..dj are all accepted
         for j, (d, q) in enumerate(zip(chain, qs)):
