@@ -2,6 +2,8 @@
 local tokenizer folders, and the hub's failures as one-line messages (offline, gated, missing)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from paradec import hub, presets
@@ -66,8 +68,11 @@ def test_the_profile_follows_the_device():
     assert presets.device_profile(DeviceInfo("mps", "Apple GPU", 0)).dtype == "float16"
     assert (cpu.verify_tokens, presets.device_profile(A100).verify_tokens, h100.verify_tokens, t4.verify_tokens) \
         == (11, 54, 64, 20)
-    # on a CPU the profile is the drafters' own defaults, sized for a dozen tokens a pass
-    assert cpu.params("lookahead") == {"window": 4, "ngram": 3, "candidates": 2}
+    # on a CPU: the tuned preset's settings where it has some (assets/presets/cpu.json, a tune run on this
+    # CPU), and for the rest the drafters' own defaults, sized for a dozen tokens a pass
+    tuned = json.loads((presets.TUNED / "cpu.json").read_text())["methods"]
+    assert cpu.params("lookahead") == tuned["lookahead"] and cpu.params("eagle3") == tuned["eagle3"]
+    assert cpu.source.startswith("tuned: python -m paradec tune")
     assert cpu.params("eagle2") == {"depth": 4, "top_k": 4, "total_tokens": 11}
     assert cpu.params("sps") == {"k": 4} and cpu.params("medusa") == {}  # the heads' own measured tree
     assert h100.params("lookahead") == {"window": 8, "ngram": 5, "candidates": 8}
