@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
-from .loop import CHECKPOINT, Plan, done, fit
+from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest, validation
 
 EVAL_EVERY = 100
@@ -137,7 +137,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
         return loss_of(head, b, embed, lm_rows, unroll, prompt_weight, noise=0.05 if version == 1 else 0.0)[0]
 
     plan = Plan(steps, lr, warmup=30, every=EVAL_EVERY, seed=seed, checkpoint=checkpoint)
-    sample = held[:: max(1, len(held) // EVAL_ROWS)][:EVAL_ROWS]
+    sample = spread(held, EVAL_ROWS)
     res = fit(head, loss, plan, lambda: sum(evaluate(head, sample, embed, lm_rows, max(unroll, 3))), log,
               name=f"eagle{version}")
     facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "ttt": unroll,

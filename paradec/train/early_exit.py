@@ -18,7 +18,7 @@ import torch
 from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
 from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, rows_of
-from .loop import CHECKPOINT, Plan, done, fit
+from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
 
 
@@ -99,7 +99,7 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
         return loss_of(adapter, target, b, rows, prompt_weight)[0]
 
     plan = Plan(steps, lr, every=EVAL_EVERY, seed=seed, checkpoint=checkpoint)
-    sample = held[:: max(1, len(held) // EVAL_ROWS)][:EVAL_ROWS]
+    sample = spread(held, EVAL_ROWS)
     res = fit(adapter, loss, plan, lambda: evaluate(adapter, target, sample, rows), log, name="early_exit",
               params=list(adapter.layer.parameters()))
     facts = {"exit_layer": exit_layer, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "batch": batch,

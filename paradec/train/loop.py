@@ -106,6 +106,12 @@ def fit(module: torch.nn.Module, loss: Callable[[int, torch.Generator], torch.Te
     return res
 
 
+def spread(rows: list, n: int) -> list:
+    """Up to n of rows, evenly spread over them: held-out rows to score during training (the first n
+    would come from the first few prompts only)."""
+    return rows[:: max(1, len(rows) // n)][:n]
+
+
 def done(folder: Path) -> None:
     """Remove a trainer's checkpoint from its output folder once the result is written."""
     (folder / CHECKPOINT).unlink(missing_ok=True)
