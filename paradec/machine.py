@@ -11,6 +11,7 @@ import platform
 import time
 from pathlib import Path
 
+from . import files
 from .roofline import Hardware
 
 PROBE_SECONDS = 0.25  # per measurement; two measurements plus warm-up stay well under 2 s
@@ -69,9 +70,9 @@ def probe(threads: int = 1, seconds: float = PROBE_SECONDS) -> dict:
             "bandwidth": bandwidth, "measured": time.strftime("%Y-%m-%d %H:%M")}
 
 
-def hardware(record: dict) -> Hardware:
+def hardware(record: dict, name: str = "This machine") -> Hardware:
     threads = f"{record['threads']} thread" + ("s" if record["threads"] > 1 else "")
-    return Hardware(f"This machine ({threads})", {"float32": record["float32_flops"]}, record["bandwidth"],
+    return Hardware(f"{name} ({threads})", {"float32": record["float32_flops"]}, record["bandwidth"],
                     f"measured {record['measured']} on {record['cpu']}: a {MATMUL}x{MATMUL} float32 matrix "
                     f"product and a {COPY_BYTES // 2**20} MiB copy, the best of {PROBE_SECONDS} s each")
 
@@ -80,12 +81,18 @@ def this_machine(cache_dir: Path, threads: int = 1) -> Hardware:
     """The probe's result for this CPU and thread count, measured at first use, then cached."""
     path = Path(cache_dir) / f"machine-{threads}thread.json"
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(files.read_regular(path, 2**16))
         if record.get("cpu") == cpu_name() and record.get("cores") == os.cpu_count():
             return hardware(record)
     except (OSError, ValueError):
         pass  # no cache yet, or an unreadable one: measure again
     record = probe(threads)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record))
+    files.write_atomic(path, json.dumps(record))
     return hardware(record)
+
+
+def recorded(path: Path) -> Hardware:
+    """The machine that timed the shipped traces: its probe, saved when they were recorded.
+    Reading it needs no torch, so a page of recorded runs opens on it at once."""
+    return hardware(json.loads(files.read_regular(path, 2**16)), "Recording machine")

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paradec import methods  # noqa: E402
+from paradec import files, machine, methods  # noqa: E402
 from paradec.runner import Request, Runner  # noqa: E402
 from ui.presets import DEFAULT_DRAFT, PRESETS  # noqa: E402
 
@@ -136,9 +136,10 @@ def main(argv=None) -> int:
     torch.set_num_threads(a.threads)
     t0 = time.perf_counter()
     runner = Runner("cpu", "float32")
-    if "cost" in a.only:
+    if "cost" in a.only:  # and the machine it was timed on, which the Roofline page opens on
         print("cost of one forward:", flush=True)
-        (a.out / "forward_cost.json").write_text(json.dumps(forward_cost(runner.target())))
+        files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target())))
+        files.write_atomic(a.out / "machine.json", json.dumps(machine.probe(a.threads), indent=1) + "\n")
     print("method pages:", flush=True)
     for stem, (method, prompt, params, sampling) in PAGES.items():
         if stem in a.only:

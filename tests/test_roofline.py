@@ -206,7 +206,7 @@ def test_page_places_a_recorded_step_beside_the_model():
     assert len(at.dataframe) == 3
     trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
     assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
-    assert "roofline time (MODEL, This machine (1 thread))" in metrics(at)  # where the steps were timed
+    assert "roofline time (MODEL, Recording machine (1 thread))" in metrics(at)  # where the steps were timed
     at.selectbox(key="roof.trace").set_value("arena/lookahead").run()
     at.slider(key="roof.step.arena/lookahead").set_value(1).run()  # the prefill
     assert not at.exception and metrics(at)["tokens in the pass"] == str(Trace.load(
@@ -226,8 +226,13 @@ def test_page_what_if_and_this_machine(monkeypatch, tmp_path):
     at.slider(key="roof.tau.8").set_value(1.2).run()
     assert any("break even" in m.value and "1.20" in m.value for m in at.markdown)
     assert not at.exception
-    assert at.selectbox(key="roof.hw").value == "This machine (1 thread)"  # measured when the page opens
+    # opens on the probe saved with the traces: the machine that timed them, no torch needed
+    assert at.selectbox(key="roof.hw").value == "Recording machine (1 thread)"
+    assert "roofline time (MODEL, Recording machine (1 thread))" in metrics(at)
+    at.button(key="roof.measure").click().run()
+    assert at.selectbox(key="roof.hw").value == "This machine (1 thread)"
     assert "roofline time (MODEL, This machine (1 thread))" in metrics(at)
+    assert not at.exception and not [b for b in at.button if b.key == "roof.measure"]
 
 
 def test_page_tree_attention_section():

@@ -19,7 +19,7 @@ def summary(data: dict) -> list[dict]:
     for r in data["runs"]:
         part, tops = r["parts_at"], r["top_at_part"]
         out.append({"prompt": r["prompt"][:50], "answer tokens": len(r["tokens"]["float32"]),
-                    "texts part at token": "never" if part is None else part + 1,
+                    "texts part at token": "never" if part is None else str(part + 1),
                     "float32 gap there": round(plots.gap(tops["float32"]), 4) if tops else None,
                     "flips when re-read": sum(p["bf16_token"] != p["token"] for p in r["positions"])})
     return out

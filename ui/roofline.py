@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec import roofline, speccost, treeattn
+from paradec import machine, roofline, speccost, treeattn
 from paradec.plots import roofline as plots
 from paradec.plots import treeattn as tree_plots
 from paradec.plots.kpis import cost_figure
@@ -24,6 +24,7 @@ from . import live, sources
 from .style import chart, header
 
 MACHINE = "roof.machine"  # session key: this machine's Hardware once probed
+RECORDING = "machine.json"  # beside the traces: the probe of the machine that timed them
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 TREES = [1, 2, 4, 8, 16, 32, 64]
 TREE_TRACES = {"Medusa": "medusa-greedy", "EAGLE-1": "eagle-greedy", "EAGLE-2": "eagle2-greedy",
@@ -42,22 +43,35 @@ class Choice:
     context: int
 
 
+@st.cache_data
+def _recording() -> dict[str, Hardware]:
+    try:
+        hw = machine.recorded(sources.TRACE_DIR / RECORDING)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}  # traces recorded without their machine: the presets still place them
+    return {hw.name: hw}
+
+
 def _hardware() -> dict[str, Hardware]:
     probed = st.session_state.get(MACHINE)
-    return ({probed.name: probed} if probed else {}) | HARDWARE
+    return _recording() | ({probed.name: probed} if probed else {}) | HARDWARE
+
+
+def _measure() -> None:
+    with st.spinner("Measuring this machine once (under 2 s)…"):
+        st.session_state[MACHINE] = live.machine()
+    st.session_state["roof.hw"] = st.session_state[MACHINE].name
 
 
 def choose() -> Choice:
-    """Chip (the presets, and this machine once measured), model, dtype, batch and context."""
+    """Chip (the machine that timed the recorded traces, this one once measured, and the
+    data-sheet presets), model, dtype, batch and context."""
     c = st.columns([1.4, 1.6, 1, 1, 1.2], vertical_alignment="bottom")
-    if MACHINE not in st.session_state:  # the recorded steps were timed on a CPU: open on this one, measured
-        with st.spinner("Measuring this machine once (under 2 s)…"):
-            st.session_state[MACHINE] = live.machine()
-        st.session_state.setdefault("roof.hw", st.session_state[MACHINE].name)
     chips = _hardware()
     hw = chips[c[0].selectbox("Hardware", list(chips), key="roof.hw",
-                              help="Opens on this machine, measured on one thread as the recorded traces were "
-                                   "timed; the others are data-sheet presets.")]
+                              help="Opens on the machine that timed the recorded traces (its probe, measured on "
+                                   "one thread when they were recorded); Measure this machine adds yours; the "
+                                   "others are data-sheet presets.")]
     model = MODELS[c[1].selectbox("Model", list(MODELS), key="roof.model")]
     dtypes = list(hw.flops)
     dtype = c[2].selectbox("dtype", dtypes, index=dtypes.index("float32"), key=f"roof.dtype.{hw.name}")
@@ -66,6 +80,10 @@ def choose() -> Choice:
     st.caption(f"{hw.name}: {hw.peak(dtype) / 1e12:.3g} TFLOP/s {dtype}, {hw.bandwidth / 1e9:.4g} GB/s "
                f"(source: {hw.source}) · {model.name}: {roofline.params(model) / 1e9:.3g} B parameters, "
                f"{model.kv_heads} KV heads of {model.heads}")
+    if MACHINE not in st.session_state:
+        st.button("Measure this machine", on_click=_measure, key="roof.measure",
+                  help="Probe this computer's float32 matrix-product speed and memory bandwidth on one thread "
+                       "(under 2 s, cached), and add it to the Hardware list.")
     return Choice(hw, model, dtype, batch, context)
 
 
@@ -121,8 +139,9 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
                f"{'memory' if roofline.memory_bound(ch.hw, ch.dtype, cost) else 'compute'}-bound on {ch.hw.name}. "
                "The roofline counts only weights, KV cache and arithmetic; a small model on a CPU also pays "
                "for each of the hundreds of small operator calls in a pass, so the measured time sits above the roof."
-               + ("" if ch.hw.name.startswith("This machine") else f" The time was measured on {trace.device}, the "
-                  f"model is for {ch.hw.name}: measure this machine to compare like with like."))
+               + ("" if ch.hw.name.startswith(("This machine", "Recording machine")) else f" The time was measured on "
+                  f"{trace.device}, the model is for {ch.hw.name}: choose the recording machine to compare like "
+                  "with like."))
 
 
 def measured_costs() -> None:
