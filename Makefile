@@ -17,12 +17,12 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run app.py
 
-# Everything: the fast tier on both cores, then the slow tier (embedded model, browser, large samples,
-# timing-sensitive concurrency) alone, so that nothing else competes with it for the cores.
+# Everything: both tiers on both cores, then the tests that wait on a clock (the browser, Ray's
+# replicas) alone, so that nothing else competes with them for the cores.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
-	$(BIN)/python -m pytest -q -m slow tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not serial" tests
+	$(BIN)/python -m pytest -q -m serial tests
 
 check: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,6 +10,20 @@ import pytest
 import torch
 
 
+@pytest.fixture(scope="session", autouse=True)
+def components_scanned_once():
+    """Every AppTest scans all installed packages' metadata for Streamlit components (0.3 s, about a
+    fifth of opening a page); the packages cannot change during a test run, so the scan runs once."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+
+    real = manifest_scanner.scan_component_manifests
+    manifest_scanner.scan_component_manifests = functools.cache(real)
+    yield
+    manifest_scanner.scan_component_manifests = real
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     before = torch.get_num_threads()

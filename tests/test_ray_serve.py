@@ -40,7 +40,7 @@ from ray import serve  # noqa: E402
 
 from paradec import ray_serve  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # replicas are killed and restarted on a clock
 QUEUE = 8  # runs that may wait in Ray's line behind the 2 running ones
 # 11.6 s a run on the tiny model, measured on the busy 2-core development machine: far past the bound below
 LONG = {"method": "lookahead", "prompt": "hi", "max_new_tokens": 400, "params": {"window": 32, "ngram": 8,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # starts the app and a browser
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # starts the app and a browser, which wait on a clock
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_CHECK = ROOT / "tools" / "ui_check.py"

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.utils import PlotlyJSONEncoder
 
 from paradec.plots import kpis
 from paradec.plots.mask import mask_figure
-from paradec.plots.style import FROM_RUN
+from paradec.plots.style import FROM_RUN, TEMPLATE
 from paradec.plots.tokens import stream_html
 from paradec.plots.tree import tree_figure
 from paradec.trace import Trace
@@ -63,9 +64,9 @@ MASK_CAPTION = "Hover a cell: who sees what, and why."
 
 
 def fig_json(fig: go.Figure) -> dict:
-    d = json.loads(fig.to_json())
+    d = fig.to_plotly_json()
     d["layout"].pop("template", None)  # sent once for all frames
-    return d
+    return json.loads(json.dumps(d, cls=PlotlyJSONEncoder))  # numpy arrays and the like, as plain JSON
 
 
 def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
@@ -97,7 +98,7 @@ def frames_json(key: str, owner: object, make: Callable[[], list[dict]]) -> str:
 @functools.cache
 def template() -> str:
     """The figures' plotly template, sent once for every frame."""
-    return json.dumps(json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"])
+    return json.dumps(json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]["template"])
 
 
 def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:

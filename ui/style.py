@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from paradec.plots.style import FROM_RUN, MEASURED, MODEL
+from paradec.plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
 
 BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
 MEANING = {
@@ -23,7 +23,7 @@ def header(title: str, *labels: str, help: str = "") -> None:
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(fig, config=CHART_CONFIG, key=key)
+    st.plotly_chart(fig.update_layout(template=TEMPLATE), config=CHART_CONFIG, key=key)
 
 
 def compact() -> None:

@@ -19,6 +19,7 @@ ORIGIN_LABELS = {
     "target": "plain target",
 }
 P_COLOR, Q_COLOR, RESIDUAL_COLOR = "#1f77b4", "#ff7f0e", "#9467bd"
+TEMPLATE = "plotly_white"  # plotly's look for every figure, applied where it is shown (see layout)
 
 # What a panel's numbers are: timed in this run, derived from the trace, or analytic.
 MEASURED, FROM_RUN, MODEL = "MEASURED", "FROM RUN", "MODEL"
@@ -36,14 +37,15 @@ def wrap(text: str | None, width: int) -> str | None:
 
 def layout(fig, title: str | None = None, height: int = 300):
     """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
-    labelled by decade (plotly's in-between labels are 9 px)."""
+    labelled by decade (plotly's in-between labels are 9 px). The TEMPLATE is left to whoever shows the
+    figure: copying it into each figure took two thirds of drawing a player frame."""
     title = wrap(title, 26)
     two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
     # Title on top, the legend in one row right under it: nothing overlaps the axes in a narrow column.
     fig.update_layout(
         title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
         height=height, margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0), b=10),
-        template="plotly_white", font=dict(size=12),
+        font=dict(size=12),
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
     for axis in ("xaxis", "yaxis"):
