@@ -46,7 +46,9 @@ def depth_table() -> None:
         st.info("No trained adapter yet: `python -m paradec.train early_exit` writes its numbers here.")
         return
     s = json.loads(STATS.read_text())
-    header("How agreement grows with the exit depth (held-out answer positions)", FROM_RUN)
+    header("How agreement grows with the exit depth (held-out answer positions)", FROM_RUN,
+           help="How often the model's early exit after a given layer agrees with the full model's next token, on "
+                "answers it was not trained on. A deeper exit agrees more but costs more to draft.")
     rows = [{"layers before the exit": f"{d} of {s['layers']}", "adapter": "none", "agreement": a}
             for d, a in s["plain_exit"].items()]
     rows.insert(1, {"layers before the exit": f"{s['exit_layer']} of {s['layers']}", "adapter": "trained",

@@ -81,7 +81,9 @@ def consistency_trained() -> None:
     for col, (method, path) in zip(st.columns(2), found.items()):
         t = sources.load(path)
         with col:
-            header(f"{method} on {t.model}: τ {t.tau:.2f}", FROM_RUN)
+            header(f"{method} on {t.model}: τ {t.tau:.2f}", FROM_RUN,
+                   help="Each row is one Jacobi iteration over the block of guesses; a column settles once its token "
+                        "stops changing. A consistency-trained model (CLLM) settles several tokens per iteration.")
             chart(grid_figure(t, min(ROWS, len(t.steps)) - 1), f"jacobi.cllm.{method}")
             st.caption(f"The first {min(ROWS, len(t.steps))} iterations; over the whole run {t.new_tokens} tokens in "
                        f"{t.target_forwards} forwards. Text: {t.text[:160]!r}")

@@ -53,7 +53,9 @@ def draft() -> str:
 def panels(trace: Trace, i: int) -> dict:
     window = range(max(0, i - 4), i + 4)
     fig = timeline.gantt_figure(trace, f"steps {window.start}–{min(window.stop, len(trace.steps)) - 1}", window)
-    header("The two workers around this step", MEASURED)
+    header("The two workers around this step", MEASURED,
+           help="When the draft worker and the target worker ran around this step, on the run's clock: a paid bet "
+                "means the next chain was drafted while the target verified, so drafting cost no time.")
     chart(fig, "mirror.fig.window")
     s = trace.steps[i]
     if "hit" in s.extras:
@@ -73,7 +75,9 @@ def compare() -> None:
     seq, par = runs["sequential"], runs["greedy"]
     st.caption(f"Prompt: “{par.prompt[:100]}” · {par.model} · draft: {par.draft_model} · greedy · both runs "
                "recorded one after the other in one process; the same tokens (lossless).")
-    header("Runs side by side", FROM_RUN, MEASURED)
+    header("Runs side by side", FROM_RUN, MEASURED,
+           help="The same prompt and draft with the draft run after the verify pass (sequential) and during it "
+                "(parallel): τ stays the same, the time per token is what changes.")
     st.dataframe([timeline.summary(seq), timeline.summary(par)], hide_index=True)
     steps = range(min(12, len(seq.steps), len(par.steps)))
     until = max(timeline.end_ms(seq, steps), timeline.end_ms(par, steps))  # one time scale for both

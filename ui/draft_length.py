@@ -35,20 +35,33 @@ def compare(method: str, rules_text: str, unit: str = "tokens") -> None:
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
     st.caption(f"Prompt: “{t.prompt[:100]}” · {t.model}{draft} · greedy · recorded one after the other in one "
                "process, one CPU thread (one run each: timings move with the machine's load)")
-    header(f"Draft length per step ({unit})", FROM_RUN)
+    header(f"Draft length per step ({unit})", FROM_RUN,
+           help="How many tokens (or tree depths) each rule drafted at every step of the same prompt. A fixed rule "
+                "is flat; the adaptive rules draft long where the draft agrees with the target and short where it "
+                "does not.")
     chart(plots.lengths_figure(runs, unit=unit), f"{method}.rules.lengths")
-    header("Runs side by side", FROM_RUN, MEASURED)
+    header("Runs side by side", FROM_RUN, MEASURED,
+           help="One row per draft-length rule on the same prompt: what it drafted, accepted and committed, and its "
+                "measured time per token. The fastest rule is the one with the lowest ms per token, not the highest "
+                "τ.")
     st.dataframe(plots.rows(runs), hide_index=True)
     cols = st.columns(3)
     with cols[0]:
-        header("τ", FROM_RUN)
+        header("τ", FROM_RUN,
+               help="Tokens committed per target forward, bonus included, per rule. Longer drafts raise τ only while "
+                    "their tokens keep being accepted.")
         chart(plots.tau_figure(runs), f"{method}.rules.tau")
     with cols[1]:
-        header("Draft vs verify, per token", MEASURED)
+        header("Draft vs verify, per token", MEASURED,
+               help="The measured milliseconds per committed token, split into drafting and verifying. A rule that "
+                    "drafts too long spends draft time on tokens the target then rejects.")
         chart(plots.time_figure(runs), f"{method}.rules.time")
     if "learned" in runs:
         with cols[2]:
-            header("The learned rule's chances", FROM_RUN)
+            header("The learned rule's chances", FROM_RUN,
+                   help="Calibration of the learned rule: each drafted token's predicted chance of being committed "
+                        "(x) against the share that actually was (y). On the diagonal the predictions can be trusted "
+                        "to stop a draft.")
             chart(plots.calibration_figure(runs["learned"]), f"{method}.rules.calibration")
             st.caption(f"Each drafted {unit[:-1]}'s predicted chance of being committed, binned, against the share "
                        "that was (marker label: how many in the bin).")

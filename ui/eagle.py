@@ -19,8 +19,14 @@ from .style import chart, header
 
 VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
 RERANK = "rerank"
-COMPARE_PANELS = [("tau", "τ", FROM_RUN), ("speed", "Speed", MEASURED), ("lengths", "Tokens per step", FROM_RUN),
-                  ("time", "Draft vs verify, per token", MEASURED)]
+COMPARE_PANELS = [  # figure, title, label, help
+    ("tau", "τ", FROM_RUN, "Tokens committed per target forward, bonus included, per version (AR = 1.00)."),
+    ("speed", "Speed", MEASURED, "Measured tokens per second of each version on the same prompt and machine."),
+    ("lengths", "Tokens per step", FROM_RUN, "How many tokens each step committed: a better draft tree commits more "
+                                             "of its depth, more often."),
+    ("time", "Draft vs verify, per token", MEASURED, "Milliseconds per committed token, split into drafting (the "
+                                                     "head's passes) and verifying (the target's tree pass)."),
+]
 
 
 GROWTH = Panel("growth", "The draft tree, reranked", "Every candidate the head drafted this step, by depth: the "
@@ -61,7 +67,10 @@ def _growth(trace: Trace, i: int, cands: list[plots.Candidate]) -> go.Figure:
     fig = plots.growth_figure(trace, i, None if frame == RERANK else frame)
     left, right = st.columns([1.2, 1])
     with left:
-        header("The draft tree, drafted then reranked", FROM_RUN)
+        header("The draft tree, drafted then reranked", FROM_RUN,
+               help="Every candidate EAGLE's head drafted this step, by depth. Step through the frames to watch the "
+                    "tree grow one depth at a time; the rerank then keeps the most confident candidates, the tree "
+                    "the target verifies.")
         chart(fig, f"{trace.method}.fig.growth")
         st.caption("x = depth; marker size = cumulative confidence exp(score), the product of the draft's q along "
                    "the path. While growing, dark = expanded (fed to the head for children). After the rerank, "
@@ -70,7 +79,10 @@ def _growth(trace: Trace, i: int, cands: list[plots.Candidate]) -> go.Figure:
                    + ", ".join(f"d{r['depth']} {r['drafted']}/{r['expanded']}/{r['kept']}" for r in counts))
     with right:
         rows = plots.cut_rows(trace, i)
-        header(f"Cut by the rerank ({len(rows)})", FROM_RUN)
+        header(f"Cut by the rerank ({len(rows)})", FROM_RUN,
+               help="The candidates drafted this step that the rerank left out of the verified tree, with their "
+                    "cumulative confidence: drafting them cost head passes, but verifying them was judged not worth "
+                    "the wider pass.")
         if rows:
             st.dataframe(rows, hide_index=True, height=300)
         else:
@@ -93,7 +105,9 @@ def _remember(trace: Trace) -> list[dict]:
 
 def _versus_recorded(trace: Trace) -> None:
     """τ and time per token of the shown run against the recorded run of the same version."""
-    header("This run against the recorded one", MEASURED, FROM_RUN)
+    header("This run against the recorded one", MEASURED, FROM_RUN,
+           help="τ and milliseconds per token of the run shown against the recorded run of the same EAGLE version, "
+                "and every EAGLE run of this session in a table, to compare settings.")
     files = sources.recorded(trace.method)
     recorded = sources.load(files["greedy"]) if "greedy" in files else None
     if recorded is not None and trace is not recorded:  # recorded traces are loaded once: the same object
@@ -116,13 +130,15 @@ def compare(ar: Trace | None) -> None:
         return
     t = next(iter(runs.values()))
     st.caption(f"Prompt: “{t.prompt[:100]}” · {t.model} · greedy · recorded one after the other in one process")
-    header("Runs side by side", FROM_RUN, MEASURED)
+    header("Runs side by side", FROM_RUN, MEASURED,
+           help="EAGLE-1, -2 and -3 decoding the same prompt greedily, one after the other in one process: τ, tokens "
+                "per step, and the measured draft and verify times.")
     st.dataframe(plots.compare_rows(runs), hide_index=True)
     figs = plots.compare_figures(runs)
     cols = [c for _ in range(2) for c in st.columns(2)]
-    for col, (name, title, label) in zip(cols, COMPARE_PANELS):
+    for col, (name, title, label, help_text) in zip(cols, COMPARE_PANELS):
         with col:
-            header(title, label)
+            header(title, label, help=help_text)
             chart(figs[name], f"eagle.compare.{name}")
     _break_even(runs, ar)
 
@@ -132,7 +148,9 @@ def _break_even(runs: dict[str, Trace], ar: Trace | None) -> None:
     if ar is None or len(ar.steps) < 2 or ar.prompt != next(iter(runs.values())).prompt:
         return
     ar_ms = statistics.median(s.verify_ms for s in ar.steps[1:])  # one-token forwards; the prefill left out
-    header("What τ must beat here", MODEL)
+    header("What τ must beat here", MODEL,
+           help="The break-even τ of each version: its measured step (draft + verify) in units of a measured AR "
+                "step. Above it the version is faster than AR on this machine, below it slower.")
     lines = []
     for (name, t), row in zip(runs.items(), plots.compare_rows(runs)):
         step = SpecStep(ar_ms, row["draft ms / step"], row["verify ms / step"])

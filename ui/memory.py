@@ -11,7 +11,9 @@ from .style import header
 
 
 def gpu_table() -> None:
-    header("Memory per method on the GPU presets, at 4k and 32k tokens of context", MODEL)
+    header("Memory per method on the GPU presets, at 4k and 32k tokens of context", MODEL,
+           help="What each method adds to the target's weights and KV cache on the GPU presets: draft weights, heads "
+                "and their caches, computed from the models' shapes at 4k and 32k tokens of context.")
     st.dataframe(memory_model.table(), hide_index=True)
     st.caption(f"GiB. Weights in bf16 (the target; the draft or heads the method reads), the KV cache at the "
                f"context plus a verify pass of {memory_model.VERIFY} tokens before its rejected rows are dropped "
@@ -23,7 +25,9 @@ def bench_table(report: dict) -> None:
     mem = report.get("memory", {}).get("methods")
     if not mem:
         return
-    header("Memory per method, measured", MEASURED)
+    header("Memory per method, measured", MEASURED,
+           help="The peak memory each method used in the benchmark run, beside the target alone: what drafting costs "
+                "in memory on this machine.")
     ar = mem.get("ar", {}).get("peak")
     st.dataframe([{"method": n, **{k: round(v / 2**20, 2) for k, v in m.items()},
                    "vs AR": round(m["peak"] / ar, 2) if ar else None} for n, m in mem.items()], hide_index=True)

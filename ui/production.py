@@ -84,16 +84,22 @@ def show(report: dict) -> None:
 
 
 def _figures(report: dict, name: str, e: dict) -> None:
-    header("Side by side", FROM_RUN, MEASURED)
+    header("Side by side", FROM_RUN, MEASURED,
+           help="The serving engine's speculative decoding against paradec's matching method on the same prompts: τ, "
+                "acceptance and each one's speedup over its own baseline.")
     st.dataframe(_rows(report, name, e), hide_index=True)
     pair = {m: report["methods"][m] for m in (e.get("matching"), name) if m in report["methods"]}
     left, right = st.columns(2)
     with left:
-        header("τ: tokens per target forward, bonus included", FROM_RUN)
+        header("τ: tokens per target forward, bonus included", FROM_RUN,
+               help="Tokens committed per target forward for the engine and for paradec's matching method. Equal τ "
+                    "means both accept drafts equally often; their speedups can still differ with their step costs.")
         chart(bars_figure({m: v["tau"] for m, v in pair.items() if v["tau"] is not None}, "τ (AR = 1.00)"),
               f"{NS}.tau.{name}")
     with right:
-        header("Acceptance per draft position", FROM_RUN)
+        header("Acceptance per draft position", FROM_RUN,
+               help="The share of drafts accepted at each draft position, engine beside paradec. It falls with "
+                    "depth, since a token is tested only when every one before it was accepted.")
         chart(plots.positions_figure({"methods": pair}), f"{NS}.positions.{name}")
 
 
@@ -112,7 +118,9 @@ def _frame(engine: Trace, mine: Trace | None, i: int) -> dict:
 
 def _steps(engine: Trace, mine: Trace | None) -> None:
     """Both runs of the first prompt, one step at a time: the engine's counts beside paradec's tokens."""
-    header("Step by step: the first prompt on both", FROM_RUN)
+    header("Step by step: the first prompt on both", FROM_RUN,
+           help="The first prompt decoded by the engine and by paradec, one step at a time: how many tokens each "
+                "committed per target forward.")
     n = max(len(engine.steps), len(mine.steps) if mine else 0)
     key = f"{NS}:{id(engine)}:{id(mine)}:{n}"
     panels = [[stage.Panel("engine", f"{engine.method}: tokens per step", ENGINE_HELP, caption=ENGINE_CAPTION),

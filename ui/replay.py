@@ -66,7 +66,10 @@ def _pick_node(trace: Trace, i: int, ns: str) -> int | None:
 def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
     step = trace.steps[i]
     greedy = trace.sampling.get("temperature", 0) <= 0
-    header("Rejection-sampling microscope" if not greedy else "Acceptance microscope (greedy)", FROM_RUN)
+    header("Rejection-sampling microscope" if not greedy else "Acceptance microscope (greedy)", FROM_RUN,
+           help="The selected draft token's test. Sampling: the target's p beside the draft's q, the accept test u < "
+                "min(1, p/q), and, after a rejection, the residual norm(max(0, p − q)) the replacement is drawn "
+                "from. Greedy: accepted when the token is the target's top choice.")
     node = step.nodes[sel] if sel is not None else None
     if node is None or node.p is None:
         if node is not None:
@@ -104,7 +107,9 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
         st.session_state[flag] = True
     if not st.session_state.get(flag):
         return {}
-    header(f"{SIM_DRAWS:,} draws of the accept / resample rule", FROM_RUN)
+    header(f"{SIM_DRAWS:,} draws of the accept / resample rule", FROM_RUN,
+           help="The accept / resample rule run many times on this step's p and q: the tokens it outputs land on the "
+                "target's p (purple), not on the draft's q. That is why speculative sampling is lossless.")
     seed = (trace.sampling.get("seed", 0) * 100_003 + i * 101 + sel) % 2**63  # numpy takes no negative seed
     fig = microscope.histogram_figure(trace, node, SIM_DRAWS, seed)
     chart(fig, f"{ns}.fig.sim")
@@ -116,7 +121,9 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
 
 def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     step = trace.steps[i]
-    header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []))
+    header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []),
+           help="This step in numbers: tokens committed, τ so far, the run's acceptance rate and the measured draft "
+                "and verify times of this step.")
     c = [*st.columns(3), *st.columns(3)]  # two rows of three: no label is cut on a 1024-px screen
     c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
     c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}",

@@ -118,7 +118,10 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
     """The roofline, with the recorded step when the chosen model, dtype and batch are the trace's."""
     point = step_point(trace, i)
     same = ch.model.name == trace.model and ch.dtype == trace.dtype and ch.batch == 1
-    header("Roofline", MODEL, *([MEASURED] if same else []))
+    header("Roofline", MODEL, *([MEASURED] if same else []),
+           help="Attainable FLOP/s (y) against arithmetic intensity, FLOPs per byte moved (x). Left of the ridge a "
+                "pass waits on memory, so extra tokens in it are nearly free; AR decoding sits far left, verify "
+                "passes further right.")
     chart(plots.roofline_figure(ch.hw, ch.model, ch.dtype, ch.context, ch.batch, point if same else None),
           "roof.fig")
     if not same:
@@ -149,7 +152,9 @@ def measured_costs() -> None:
     cost = sources.forward_cost()
     if not cost:
         return
-    header("Measured on this CPU: a verify pass by its tokens", MEASURED)
+    header("Measured on this CPU: a verify pass by its tokens", MEASURED,
+           help="The measured time of one forward pass against the tokens it carries, paradec's forward beside "
+                "Hugging Face's. A flat curve means verifying many drafted tokens costs about as much as one.")
     chart(cost_figure(cost), "roof.cost")
     st.caption(f"`make traces`, {cost['threads']} torch threads, after {cost['context_tokens']} cached tokens, "
                "each pass timed 7 times, interleaved. Hugging Face's forward uses the library matrix product, which "
@@ -159,14 +164,19 @@ def measured_costs() -> None:
                "past 12 each extra block of rows adds its arithmetic.")
     for path in sorted((Path(__file__).resolve().parents[1] / "assets" / "bench").glob("gpu-*.json")):
         gpu = sources.json_file(path)
-        header(f"Measured on a GPU: {gpu['device']}", MEASURED)
+        header(f"Measured on a GPU: {gpu['device']}", MEASURED,
+               help="The same measurement on a GPU: the time of one forward pass against the tokens it carries. A "
+                    "GPU's curve stays flat far longer than a CPU's.")
         chart(cost_figure(gpu), f"roof.{path.stem}")
         st.caption(f"`scripts/gpu_check.py` ({gpu['model']}): Hugging Face's forward as the verifier runs it, "
                    f"after {gpu['context_tokens']} cached tokens, bfloat16 and float32.")
 
 
 def what_if(ch: Choice) -> None:
-    header("What if: does a speculative step pay off here?", MODEL)
+    header("What if: does a speculative step pay off here?", MODEL,
+           help="Predicted speedup of a speculative step on the chosen chip and model: τ tokens for one draft and "
+                "one verify pass, against τ AR steps. Move τ, the tree size and the draft cost to find where it "
+                "breaks even.")
     c = st.columns(4)
     tree = c[0].select_slider("Tree size (drafted tokens)", TREES, 8, key="roof.tree")
     tau = c[1].slider("τ (tokens per step)", 1.0, float(tree + 1), min(2.5, tree + 1.0), 0.05, key=f"roof.tau.{tree}")
@@ -203,7 +213,9 @@ def losing_runs() -> None:
     ar = runs.get("ar")
     if ar is None:
         return
-    header("Recorded runs on this CPU, explained by the cost model", MEASURED, FROM_RUN, MODEL)
+    header("Recorded runs on this CPU, explained by the cost model", MEASURED, FROM_RUN, MODEL,
+           help="The arena's recorded runs that lose to AR on this CPU, with their measured step costs fed to the "
+                "same cost model: it predicts the loss from τ and the step cost alone.")
     rows = []
     for name, t in runs.items():
         if name == "ar":
@@ -231,7 +243,9 @@ def verify_trees() -> dict[str, list[int]]:
 
 
 def tree_attention(ch: Choice) -> None:
-    header("Tree attention: what a verify pass reads", MODEL, FROM_RUN)
+    header("Tree attention: what a verify pass reads", MODEL, FROM_RUN,
+           help="The KV-cache bytes one tree verify pass reads: per branch (each path reads the context again), with "
+                "a dense tree mask, and with DeFT's prefix-shared attention, which reads the shared context once.")
     c = st.columns(2)
     context = c[0].select_slider("Context (cached tokens)", LONG_CONTEXTS, 4096, key="roof.tree_ctx")
     q_block = c[1].select_slider("Query rows per block (naive mask kernel)", Q_BLOCKS, treeattn.Q_BLOCK,

@@ -49,14 +49,20 @@ def show(state: dict) -> None:
         return
     method = st.radio("Method", list(done), horizontal=True, key="tune.method")
     mine, final = done[method], done[method]["final"]
-    header("The front: speed-up against τ", MEASURED)
+    header("The front: speed-up against τ", MEASURED,
+           help="Every setting the tuner tried: its τ (x) against its measured speedup (y). The best settings sit "
+                "top-left of the cloud: a higher τ is only worth what its wider verify pass costs.")
     chart(front_figure(method, mine), f"tune.front.{method}")
-    header("Chosen against the defaults, held-out prompts", MEASURED)
+    header("Chosen against the defaults, held-out prompts", MEASURED,
+           help="The tuned setting against the default one on prompts the tuner never saw, measured in one process: "
+                "the honest test of whether tuning helped.")
     st.dataframe([{"setting": k, **final["scores"][k]} for k in final["finalists"]], hide_index=True)
     st.markdown(f"**Chosen:** `{final['best']}` ({final['speedup']:.2f}×, τ {final['tau']:.2f}) against the "
                 f"defaults' {final['default_speedup']:.2f}× (τ {final['default_tau']:.2f}); its settings: "
                 f"`{final['best_params']}`")
-    header("The best setting per category (the task decides)", MEASURED)
+    header("The best setting per category (the task decides)", MEASURED,
+           help="The fastest setting for each prompt category: code, maths and extraction reward longer drafts than "
+                "open-ended writing.")
     st.dataframe([{"category": c, "best": b["key"], "speedup": b["speedup"], "tau": b["tau"],
                    "defaults' speedup": b["default_speedup"]} for c, b in final["by_category"].items()],
                  hide_index=True)
