@@ -23,7 +23,11 @@ async () => {
       }
     }
   }
-  // 2. Chart text: inside its chart, and at least 11 px.
+  // 2. Chart text: inside its chart, and at least 11 px. The player's figures follow their boxes through a
+  // ResizeObserver; after the window changes size, measure them once that resize has run, as a person would.
+  if (window.Plotly)
+    await Promise.all(Array.from(main.querySelectorAll(".pd-stage .js-plotly-plot"), (gd) =>
+      Promise.resolve(window.Plotly.Plots.resize(gd)).catch(() => null)));
   for (const plot of main.querySelectorAll(".js-plotly-plot")) {
     if (!vis(plot)) continue;
     const box = plot.getBoundingClientRect();

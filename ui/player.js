@@ -140,6 +140,9 @@ function draw(P, name, fig) {
   const gd = P.figs[name];
   if (!window.Plotly) { P.waiting = true; return; }  // Streamlit loads plotly.js with its first chart
   const layout = Object.assign({}, fig.layout, {template: P.template, autosize: true});
+  // The box keeps the figure's height: a redraw after a resize had left it 0 px tall, the figure spilling
+  // over what follows.
+  if (layout.height) gd.style.minHeight = `${layout.height}px`;
   window.Plotly.react(gd, fig.data, layout, {displaylogo: false, responsive: true});
 }
 

@@ -135,8 +135,8 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
     m[1].metric("verify time (MEASURED)", f"{point['measured_s'] * 1e3:.1f} ms",
                 help=f"timed when the trace was recorded ({trace.device}, {trace.dtype}, one thread); "
                      "includes the acceptance test")
-    m[2].metric(f"roofline time (MODEL, {ch.hw.name})", f"{model_ms:.2f} ms",
-                help="max(FLOPs / peak, bytes / bandwidth): a lower bound")
+    m[2].metric("roofline time (MODEL)", f"{model_ms:.2f} ms",
+                help=f"On {ch.hw.name}: max(FLOPs / peak, bytes / bandwidth), a lower bound")
     m[3].metric("measured / model", f"{point['measured_s'] * 1e3 / model_ms:.1f}×")
     st.caption(f"{cost.flops / 1e9:.3g} GFLOP and {cost.bytes / 1e6:.4g} MB moved: {cost.intensity:.3g} FLOP/byte, "
                f"{'memory' if roofline.memory_bound(ch.hw, ch.dtype, cost) else 'compute'}-bound on {ch.hw.name}. "

@@ -38,7 +38,7 @@ def positions_figure(report: dict, height: int = 280) -> go.Figure:
                    hovertemplate=f"{name} depth %{{x}}: %{{y:.2f}} (%{{customdata}})<extra></extra>")
         for name, m in report["methods"].items() if m["acceptance_by_position"]
     ])
-    fig.update_xaxes(title="draft position (depth)", dtick=1)
+    fig.update_xaxes(title="draft depth", dtick=1)
     fig.update_yaxes(title="accepted share", range=[0, 1.05])
     return layout(fig, "acceptance per draft position", height)
 

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from ..trace import Trace
 from .arena import bars_figure, finish_times, length_histogram
-from .style import COLORS, layout
+from .style import COLORS, label_room, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -150,7 +150,9 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
     fig.update_xaxes(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8], showgrid=False,
                      zeroline=False)
     fig.update_yaxes(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2])
-    return layout(fig, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
+    layout(fig, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
+    return label_room(fig, [label(trace.text_of(c.token)) for c in shown if c.depth == deepest],
+                      [label(trace.text_of(pending_token(trace, i)))])
 
 
 def _title(cands: list[Candidate], upto_depth: int | None) -> str:
@@ -244,7 +246,7 @@ def time_split_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
                name="verify (target pass)", marker_color=COLORS["bonus"]),
     ])
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="ms per committed token")
+    fig.update_xaxes(title="ms / token")
     fig.update_yaxes(autorange="reversed")
     return layout(fig, "where the time goes", height)
 

@@ -73,5 +73,6 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
                                  hovertemplate="%{x} tokens: %{y:.1f} ms<extra>" + name + "</extra>"))
     fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=cost["tokens"])
     fig.update_yaxes(title="ms (label: × the 1-token pass)", rangemode="tozero")
-    return layout(fig, f"one forward of {cost['model']} ({cost['device']}, {cost.get('threads', '?')} threads)",
-                  height)
+    threads = cost.get("threads", "?")  # the title is short: a narrow column wraps it in two lines, no more
+    return layout(fig, f"{cost['model'].split('/')[-1]} on {cost['device']}, {threads} thread"
+                       + ("" if threads == 1 else "s"), height)

@@ -55,3 +55,12 @@ def layout(fig, title: str | None = None, height: int = 300):
         if ax.type == "log" and ax.dtick is None:
             ax.dtick = 1
     return fig
+
+
+def label_room(fig, right: list[str], left: list[str] = (), px_per_char: int = 7):
+    """Room in the margins for the text labels drawn right of the last markers and left of the first:
+    the x range is in data units, so at a narrow width a long token's label would run off the chart."""
+    room = {side: 10 + px_per_char * max(map(len, labels), default=0) for side, labels in (("r", right), ("l", left))}
+    fig.update_layout(margin_r=room["r"], margin_l=room["l"])
+    fig.update_traces(cliponaxis=False, selector=dict(mode="markers+text"))
+    return fig
