@@ -55,12 +55,12 @@ def panels(trace: Trace, i: int) -> dict:
     fig = timeline.gantt_figure(trace, f"steps {window.start}–{min(window.stop, len(trace.steps)) - 1}", window)
     header("The two workers around this step", MEASURED)
     chart(fig, "mirror.fig.window")
-    s = trace.steps[i]
-    if "hit" in s.extras:
-        bet = ("paid: this chain was drafted during the last verify pass" if s.extras["hit"]
+    rec = trace.steps[i].record
+    if rec.hit is not None:
+        bet = ("paid: this chain was drafted during the last verify pass" if rec.hit
                else "was lost: this chain was drafted now")
         st.caption(f"Step {i}: the worker's bet {bet}; "
-                   f"propose() waited {s.extras['wait_ms']:.1f} ms for the worker.")
+                   f"propose() waited {rec.wait_ms:.1f} ms for the worker.")
     return {"timeline": fig}
 
 
