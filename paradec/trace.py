@@ -92,7 +92,7 @@ class Step:
 def record_class(method: str) -> type[Record] | None:
     """The record a method's steps carry, from its description (None: a method paradec does not know,
     such as another engine's trace, or one that records nothing of its own)."""
-    described = catalog.METHODS.get(method)
+    described = catalog.METHODS.get(method) if isinstance(method, str) else None
     return described.record if described else None
 
 
@@ -196,8 +196,8 @@ class Trace:
         try:
             check_text(d)
             d = _upgrade(d) if d["schema"] == 1 else dict(d)
-            d["steps"] = [_step(i, s, d.get("method")) for i, s in enumerate(_list("steps", d.get("steps", [])))]
-            trace = _build(cls, d)
+            trace = _build(cls, d)  # the steps are built after: their record's class is the method's
+            trace.steps = [_step(i, s, trace.method) for i, s in enumerate(_list("steps", trace.steps))]
             check(trace)  # what the fields mean: parents, paths, counts, records, sizes
         except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None

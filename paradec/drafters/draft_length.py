@@ -90,11 +90,11 @@ class Fixed:
     def update(self, accepted: int, drafted: int) -> None:
         """accepted of the drafted tokens passed verification."""
 
-    def record(self, drafted: int, kind: type[DraftLength] = DraftLength, **more) -> DraftLength:
+    def record(self, length: int, kind: type[DraftLength] = DraftLength, /, **more) -> DraftLength:
         """A step's record of kind (a records.DraftLength, the rule's part, with the method's `more`):
-        the rule's k, what it drafted, and what it compared with the threshold."""
+        the rule's k, the length it drafted, and what it compared with the threshold."""
         compared = any(c is not None for c in self.chances)
-        return kind(k=self.k, draft_length=drafted, chance=[round(c, 4) for c in self.chances] if compared else None,
+        return kind(k=self.k, draft_length=length, chance=[round(c, 4) for c in self.chances] if compared else None,
                     **more)
 
 
