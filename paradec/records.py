@@ -229,6 +229,17 @@ def load(cls: type[Record] | None, value, method: str) -> Record | None:
     return cls.from_dict(value)
 
 
+def upgrade_step(step, cls: type[Record] | None) -> dict:
+    """A schema-1 step (its method's fields in an untyped "extras" dict) as schema 2's, whose "record"
+    is of class cls (None: the method records nothing of its own)."""
+    if not isinstance(step, dict) or not isinstance(step.get("extras", {}), dict):
+        raise TypeError("a schema-1 step should be a JSON object with an object 'extras'")
+    step = dict(step)
+    extras, nodes = step.pop("extras", {}), step.get("nodes", [])
+    step["record"] = cls.upgrade(extras, len(nodes) if isinstance(nodes, list) else 0) if cls else extras or None
+    return step
+
+
 def _ids(xs: list[int], name: str) -> None:
     if any(t < 0 for t in xs):
         raise ValueError(f"record field {name!r} holds a negative token id or index")

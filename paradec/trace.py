@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from . import catalog
 from .files import read_regular, write_atomic
-from .records import Record, load
+from .records import Record, load, upgrade_step
 from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
 
 SCHEMA_VERSION = 2  # 2: a step's method-specific part is a typed record (schema 1: an untyped extras dict)
@@ -195,9 +195,9 @@ class Trace:
             raise TraceError(f"not a paradec trace of schema 1 to {SCHEMA_VERSION} (found {d.get('schema')!r})")
         try:
             check_text(d)
-            d = _upgrade(d) if d["schema"] == 1 else dict(d)
+            old, d = d["schema"], dict(d, schema=SCHEMA_VERSION)  # schema 1 is read as 2, step by step
             trace = _build(cls, d)  # the steps are built after: their record's class is the method's
-            trace.steps = [_step(i, s, trace.method) for i, s in enumerate(_list("steps", trace.steps))]
+            trace.steps = [_step(i, s, trace.method, old) for i, s in enumerate(_list("steps", trace.steps))]
             check(trace)  # what the fields mean: parents, paths, counts, records, sizes
         except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
@@ -232,25 +232,12 @@ class Trace:
         return self.token_text.get(str(token), f"<{token}>")
 
 
-def _step(i: int, s, method) -> Step:
+def _step(i: int, s, method: str, schema: int) -> Step:
+    """Step i (a schema-1 step's extras upgraded to its record first); an error names the step."""
     try:
-        return Step.from_dict(s, method)
+        return Step.from_dict(upgrade_step(s, record_class(method)) if schema == 1 else s, method)
     except (TypeError, ValueError) as e:
         raise type(e)(f"step {i}: {e}") from None
-
-
-def _upgrade(d: dict) -> dict:
-    """A schema-1 trace (a file saved before records were typed) as schema 2: each step's "extras" dict
-    becomes its method's record, with the fields that dict left out at their defaults."""
-    d, cls = dict(d, schema=SCHEMA_VERSION), record_class(d.get("method"))
-    steps = []
-    for s in _list("steps", d.get("steps", [])):
-        s = dict(_object(Step, s))
-        extras = _object(dict, s.pop("extras", {}))
-        s["record"] = cls.upgrade(extras, len(_list("nodes", s.get("nodes", [])))) if cls else extras or None
-        steps.append(s)
-    d["steps"] = steps
-    return d
 
 
 def _build(cls, d: dict):
