@@ -27,9 +27,10 @@ class Record:
             raise TypeError(f"a {cls.__name__} record should be a JSON object, got {type(d).__name__}")
         hints = typing.get_type_hints(cls)
         unknown, missing = set(d) - set(hints), set(hints) - set(d)
-        if unknown or missing:
-            raise TypeError(f"a {cls.__name__} record has unknown field(s) {sorted(unknown)}, "
-                            f"missing field(s) {sorted(missing)}")
+        if unknown:
+            raise TypeError(f"unknown field(s) {sorted(unknown)} in a {cls.__name__} record")
+        if missing:
+            raise TypeError(f"a {cls.__name__} record needs the field(s) {sorted(missing)}")
         return cls(**{k: _typed(v, hints[k], f"{cls.__name__}.{k}") for k, v in d.items()})
 
     @classmethod

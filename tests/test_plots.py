@@ -1,4 +1,5 @@
 """The pure figure builders (paradec.plots) on a hand-made trace: no torch, no streamlit."""
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -358,7 +359,8 @@ def test_window_figure_has_n_rows_of_w_tokens_and_outlines_each_ngram():
     assert [((s.x0 + s.x1) / 2, s.y0 < 0 and s.y1 > 2, s.line.dash) for s in fig.layout.shapes] == [
         (0, True, "solid"), (1, True, "solid")]
     seen = Trace.from_dict(t.to_dict())
-    seen.steps[0].record.added.append([5, 8, 1])  # column 0's n-gram was already pooled: dotted
+    first = seen.steps[0].record
+    seen.steps[0].record = replace(first, added=first.added + [[5, 8, 1]])  # column 0's n-gram was pooled: dotted
     assert [s.line.dash for s in lookahead.window_figure(seen, 1).layout.shapes] == ["dot", "solid"]
 
 

@@ -90,6 +90,7 @@ class Eagle(Drafter):
         self.cache = eagle_head.HeadCache()  # this run's own
         self.todo = None  # (features (m, F), next tokens (m,)) waiting to enter the head
         self.rule = self.schedule.rule()
+        self.drafted = 0  # the depths the last proposal grew, for the rule's update
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:

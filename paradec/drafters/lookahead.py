@@ -70,7 +70,6 @@ class Lookahead(Drafter):
         self.added = [list(x) for x in grams]
         self.levels = self.levels[1:] + [new]
 
-
     def record(self, draft, outcome):
         """The window proposed, with the n-grams this step's commit added to the pool."""
         return replace(draft.record, added=self.added)

@@ -94,9 +94,9 @@ class Mirror(ChainDrafter):
         job.thread.join()
         ready = job.done.get(job.outcome)
         bet = {"hit": ready is not None, "outcome": list(job.outcome),
-                  "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
-                  "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
-                  "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
+               "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
+               "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
+               "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
         return bet, ready
 
 
