@@ -252,7 +252,10 @@ def _typed(value, hint, where: str):
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
-        for a in (a for a in args if a is not type(None)):  # the first that fits: int | float keeps an int
+        options = [a for a in args if a is not type(None)]
+        if len(options) == 1:  # X | None: X's own message says what is wrong
+            return _typed(value, options[0], where)
+        for a in options:  # the first that fits: int | float keeps an int
             try:
                 return _typed(value, a, where)
             except TypeError:
