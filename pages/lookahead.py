@@ -39,8 +39,8 @@ def params() -> dict:
 
 
 def story(trace: Trace, i: int) -> str:
-    ex = trace.steps[i].extras
-    cands = ex.get("candidates", [])
+    rec = trace.steps[i].record
+    cands = rec.candidates
     best, n_won = winner(trace, i)
     if not cands:
         found = "The pool had no n-gram starting with the pending token: only the window rode along."
@@ -49,7 +49,7 @@ def story(trace: Trace, i: int) -> str:
     else:
         won = " ".join(f"`{label(trace.text_of(t))}`" for t in cands[best][:n_won])
         found = f"The pool offered {len(cands)} candidate(s); candidate {best + 1} won: {won}."
-    return f"{found} The window then added {len(ex.get('added', []))} n-grams to the pool."
+    return f"{found} The window then added {len(rec.added)} n-grams to the pool."
 
 
 def stage(trace: Trace) -> Extra:

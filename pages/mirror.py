@@ -57,12 +57,12 @@ def panels(trace: Trace, i: int) -> dict:
            help="When the draft worker and the target worker ran around this step, on the run's clock: a paid bet "
                 "means the next chain was drafted while the target verified, so drafting cost no time.")
     chart(fig, "mirror.fig.window")
-    s = trace.steps[i]
-    if "hit" in s.extras:
-        bet = ("paid: this chain was drafted during the last verify pass" if s.extras["hit"]
+    rec = trace.steps[i].record
+    if rec.hit is not None:
+        bet = ("paid: this chain was drafted during the last verify pass" if rec.hit
                else "was lost: this chain was drafted now")
         st.caption(f"Step {i}: the worker's bet {bet}; "
-                   f"propose() waited {s.extras['wait_ms']:.1f} ms for the worker.")
+                   f"propose() waited {rec.wait_ms:.1f} ms for the worker.")
     return {"timeline": fig}
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import records
+
 MAX_K = 16  # no rule drafts more than this many tokens in one step
 RULES = ("fixed", "heuristic", "confidence", "learned")  # paradec.drafters.draft_length
 
@@ -51,6 +53,7 @@ class Method:
     lossless: str = "yes"  # "yes", or why not / when not
     needs: str = ""  # "draft" (a draft model), or what weights it reads
     reads_target: bool = False  # the drafter is built with the target model (its LM head, layers or device)
+    record: type[records.Record] | None = None  # what its steps record of their own (None: nothing)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
@@ -97,26 +100,29 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("sps", "sps:SpeculativeSampling", "draft model",
            "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
-                  label="k (draft length)", tune=(2, 3, 4, 5, 6, 8)), *_rule(0.4)), needs="draft"),
+                  label="k (draft length)", tune=(2, 3, 4, 5, 6, 8)), *_rule(0.4)), needs="draft",
+           record=records.DraftLength),
     Method("pld", "pld:PromptLookup", "copy",
            "prompt lookup: copies what followed the last n-gram's earlier occurrence",
            (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)",
                   tune=(2, 4, 6, 8, 10, 16)),
             Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram", tune=(2, 3, 4)),
-            Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram"))),
+            Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram")),
+           record=records.Pld),
     Method("jacobi", "jacobi:Jacobi", "guess and iterate",
            "guesses a block; the target re-predicts it until a prefix is fixed",
            (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)",
                   tune=(2, 4, 6, 8, 11, 16)),
             Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
-                  "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess"))),
+                  "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess")),
+           record=records.Jacobi),
     Method("lookahead", "lookahead:Lookahead", "guess and iterate",
            "an n-gram pool filled by Jacobi iterations, verified in the same pass",
            (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)",
                   tune=(1, 2, 3, 4, 5, 6, 8, 12)),
             Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)", tune=(2, 3, 4, 5)),
             Param("candidates", int, 2, "candidates verified (G)", 0, 32, sized=True,
-                  label="G (candidates verified)", tune=(0, 1, 2, 3, 4, 6, 8)))),
+                  label="G (candidates verified)", tune=(0, 1, 2, 3, 4, 6, 8))), record=records.Lookahead),
     Method("medusa", "medusa:Medusa", "heads",
            "heads on the last hidden state guess later tokens; their top-k form a tree",
            (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
@@ -127,18 +133,18 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("epsilon", float, 0.09, "typical acceptance's hard threshold", 0.0, 1.0, step=0.01),
             Param("delta", float, 0.3, "typical acceptance's entropy-scaled threshold", 0.0, 10.0, step=0.05),
             *_rule(0.3)), lossless="yes (acceptance=typical: no, LOSSY when sampling)", needs="heads",
-           reads_target=True),
+           reads_target=True, record=records.Medusa),
     Method("eagle", "eagle:Eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
            (Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
             Param("tree", str, "cpu10", TREE_HELP, label="Static tree", tune=("chain4", "cpu10")), *_rule(0.3)),
            needs="an EAGLE-1 head",
-           reads_target=True),
+           reads_target=True, record=records.Eagle),
     Method("eagle2", "eagle:Eagle2", "heads",
            "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
-           EAGLE_DYNAMIC, needs="an EAGLE-1 head", reads_target=True),
+           EAGLE_DYNAMIC, needs="an EAGLE-1 head", reads_target=True, record=records.Eagle),
     Method("eagle3", "eagle:Eagle3", "heads",
            "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree",
-           EAGLE_DYNAMIC, needs="an EAGLE-3 head", reads_target=True),
+           EAGLE_DYNAMIC, needs="an EAGLE-3 head", reads_target=True, record=records.Eagle),
     Method("early_exit", "early_exit:EarlyExit", "self-speculative",
            "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
@@ -147,14 +153,15 @@ METHODS: dict[str, Method] = {m.name: m for m in (
                   label="exit layer"),
             Param("adapter", str, "", WEIGHTS_HELP + "; none: the plain early exit", weights=True,
                   spare=("", "none")), *_rule(0.4)),
-           needs="the adapter", reads_target=True),
+           needs="the adapter", reads_target=True, record=records.EarlyExit),
     Method("cllm", "cllm:Cllm", "guess and iterate",
            "Jacobi decoding on a copy of the target fine-tuned on its Jacobi trajectories",
            (Param("block", int, 16, "guesses per pass (16, as trained)", 1, 64, label="block size n"),
             Param("init", str, "repeat", "the first guesses", choices=("repeat", "pad", "random")),
             Param("adapter", str, "", "a folder of LoRA deltas (empty: the shipped ones)", weights=True,
                   spare=("",))),
-           lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="LoRA deltas"),
+           lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="LoRA deltas",
+           record=records.Jacobi),
     Method("mirror", "mirror:Mirror", "draft model",
            "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
            "while the target verifies",
@@ -163,7 +170,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
                   tune=(2, 4, 8, 16)),
             Param("parallel", bool, True, "the worker drafts in parallel (false: the sequential baseline)"),
             Param("draft_device", str, "same", "the worker's draft: on the target's device, or a CPU copy",
-                  choices=("same", "cpu"), label="worker's draft on")), needs="draft", reads_target=True),
+                  choices=("same", "cpu"), label="worker's draft on")), needs="draft", reads_target=True,
+           record=records.Mirror),
 )}
 
 

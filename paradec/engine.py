@@ -57,7 +57,7 @@ def decode(
             index=index, context_len=len(ctx) - len(tokens), nodes=nodes, accepted=accepted, tokens=tokens,
             origins=origins, last_p_top=last_p_top, residual_top=residual_top, draft_forwards=draft.forwards,
             verified=len(uncached) + len(draft.tokens) + len(draft.window), draft_ms=(t1 - t0) * 1e3,
-            verify_ms=(t2 - t1) * 1e3, start_ms=(t0 - origin) * 1e3, extras=draft.extras,
+            verify_ms=(t2 - t1) * 1e3, start_ms=(t0 - origin) * 1e3, record=drafter.record(draft, out),
         )
         produced += len(tokens)
         index += 1

@@ -134,6 +134,6 @@ def token_texts(tokenizer, trace: Trace) -> dict:
         for n in s.nodes:
             ids.add(n.token)
             ids.update(t for t, _ in n.p_top + n.q_top)
-        ids.update(t for row in s.extras.get("head_top", []) for t, _ in row)  # Medusa heads' top-k grid
-        ids.update(c[0] for c in s.extras.get("drafted", []))  # every candidate EAGLE drafted, the cut ones too
+        if s.record is not None:  # what the method's record names beyond the nodes (Medusa's heads, EAGLE's cut)
+            ids.update(s.record.token_ids())
     return {str(i): tokenizer.decode([i]) for i in sorted(ids)}

@@ -11,10 +11,12 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, fields
 
+from . import catalog
 from .files import read_regular, write_atomic
+from .records import Record, load, upgrade_step
 from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a step's method-specific part is a typed record (schema 1: an untyped extras dict)
 MAX_TRACE_BYTES = 50 * 1024 * 1024  # a trace file larger than this is refused unread
 
 
@@ -75,13 +77,23 @@ class Step:
     draft_ms: float = 0.0  # propose(): the drafter's work before the verify pass
     verify_ms: float = 0.0  # the verify pass, acceptance, the KV cache's compaction and the drafter's commit()
     start_ms: float = 0.0  # when propose() began, from the start of the run (the timeline's clock)
-    extras: dict = field(default_factory=dict)  # method-specific (e.g. Jacobi window, n-gram pool)
+    record: Record | None = None  # the method's own part (paradec.records; None: a method without one)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Step":
+    def from_dict(cls, d: dict, method: str) -> "Step":
         d = dict(_object(cls, d))
         d["nodes"] = [_build(Node, n) for n in _list("nodes", d.get("nodes", []))]
+        if "record" not in d:
+            raise TypeError("a step needs its field 'record'")
+        d["record"] = load(record_class(method), d["record"], method)
         return _build(cls, d)
+
+
+def record_class(method: str) -> type[Record] | None:
+    """The record a method's steps carry, from its description (None: a method paradec does not know,
+    such as another engine's trace, or one that records nothing of its own)."""
+    described = catalog.METHODS.get(method) if isinstance(method, str) else None
+    return described.record if described else None
 
 
 @dataclass
@@ -179,14 +191,14 @@ class Trace:
     def from_dict(cls, d: dict) -> "Trace":
         if not isinstance(d, dict):
             raise TraceError("not a paradec trace: the top level is not a JSON object")
-        if type(d.get("schema")) is not int or d["schema"] != SCHEMA_VERSION:  # type(): true == 1
-            raise TraceError(f"not a paradec trace of schema {SCHEMA_VERSION} (found {d.get('schema')!r})")
-        d = dict(d)
+        if type(d.get("schema")) is not int or d["schema"] not in (1, SCHEMA_VERSION):  # type(): true == 1
+            raise TraceError(f"not a paradec trace of schema 1 to {SCHEMA_VERSION} (found {d.get('schema')!r})")
         try:
             check_text(d)
-            d["steps"] = [Step.from_dict(s) for s in _list("steps", d.get("steps", []))]
-            trace = _build(cls, d)
-            check(trace)  # what the fields mean: parents, paths, counts, extras, sizes
+            old, d = d["schema"], dict(d, schema=SCHEMA_VERSION)  # schema 1 is read as 2, step by step
+            trace = _build(cls, d)  # the steps are built after: their record's class is the method's
+            trace.steps = [_step(i, s, trace.method, old) for i, s in enumerate(_list("steps", trace.steps))]
+            check(trace)  # what the fields mean: parents, paths, counts, records, sizes
         except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
         return trace
@@ -218,6 +230,14 @@ class Trace:
 
     def text_of(self, token: int) -> str:
         return self.token_text.get(str(token), f"<{token}>")
+
+
+def _step(i: int, s, method: str, schema: int) -> Step:
+    """Step i (a schema-1 step's extras upgraded to its record first); an error names the step."""
+    try:
+        return Step.from_dict(upgrade_step(s, record_class(method)) if schema == 1 else s, method)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"step {i}: {e}") from None
 
 
 def _build(cls, d: dict):

@@ -82,6 +82,7 @@ class Outcome:
     tests: list[Test] = field(default_factory=list)
     last_row: int = 0  # where the last token was drawn: the logits row,
     last_p: torch.Tensor | None = None  # and, when sampling after a rejection, the residual it was drawn from
+    thresholds: list[float | None] | None = None  # typical acceptance: each node's threshold on p (None: untested)
 
 
 def accept(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen) -> Outcome:
@@ -169,9 +170,9 @@ def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, o
     delta * exp(-H(p))), p being the target's distribution after its parent; the deepest
     path of passing nodes wins (ties: the likelier path), and the next token is drawn from
     p after it. No rejection sampling: the output distribution is not exactly the target's.
-    Each tested node's threshold goes to draft.extras["threshold"]."""
+    Each tested node's threshold goes to out.thresholds."""
     eps, delta = draft.typical
-    passed, score, thresholds = {}, {-1: 0.0}, [None] * len(draft.tokens)
+    passed, score, out.thresholds = {}, {-1: 0.0}, [None] * len(draft.tokens)
     rows = {}  # row -> p, each computed once
     for i, (token, par) in enumerate(zip(draft.tokens, draft.parents)):  # parents come before children
         if par >= 0 and not passed[par]:
@@ -181,7 +182,7 @@ def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, o
             rows[par + 1] = sampler.probs(logits[par + 1])
         p = rows[par + 1]
         entropy = -float((p * torch.log(p + 1e-5)).sum())  # Medusa's own formula
-        thresholds[i] = round(min(eps, delta * math.exp(-entropy)), 6)
+        out.thresholds[i] = round(min(eps, delta * math.exp(-entropy)), 6)
         p_token = float(p[token])
         out.tests.append(Test(i, par + 1, p, draft.q[i] if draft.q else None))
         out.status[i] = "rejected"
@@ -192,7 +193,6 @@ def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, o
     out.path = tree.ancestors(draft.parents, best) if best is not None else []
     for i in out.path:
         out.status[i] = "accepted"
-    draft.extras["threshold"] = thresholds
     out.last_row = out.path[-1] + 1 if out.path else 0
     p = rows[out.last_row] if out.last_row in rows else sampler.probs(logits[out.last_row])
     out.last = sampler.pick(p, gen)

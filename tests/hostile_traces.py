@@ -33,8 +33,14 @@ def _accepting(d: dict) -> dict:
 
 
 def _bet(d: dict) -> dict:
-    """The extras of mirror's first step with a bet on the worker."""
-    return _first(d, lambda s: "hit" in s["extras"])["extras"]
+    """The record of mirror's first step with a bet on the worker."""
+    return _first(d, lambda s: s["record"]["hit"] is not None)["record"]
+
+
+def _extras(record: dict) -> dict:
+    """An EAGLE record as schema 1 wrote it: candidates as [token, parent, depth, score, rank, expanded, kept]."""
+    drafted = record["drafted"] and [list(c.values()) for c in record["drafted"]]
+    return {k: v for k, v in dict(record, drafted=drafted).items() if v is not None}
 
 
 def _set(path: str, value):
@@ -79,8 +85,8 @@ def _many_steps(n: int):
 def _wide_window(cells: int):
     def mutate(d):
         s = d["steps"][1]
-        s["extras"]["levels"] = [[1] * (cells + 1)]
-        s["extras"]["window_pos"], s["extras"]["window_sees"] = [1] * cells, [[0]] * cells
+        s["record"]["levels"] = [[1] * (cells + 1)]
+        s["record"]["window_pos"], s["record"]["window_sees"] = [1] * cells, [[0]] * cells
     return mutate
 
 
@@ -130,38 +136,44 @@ BROKEN = {  # name -> (recorded trace, mutation)
     "residual_top strings": ("sps-sampled", _set("steps.0.residual_top", [["a", 0.5]])),
     "negative draft_ms": ("sps-greedy", _set("steps.0.draft_ms", -5.0)),
     "negative context_len": ("sps-greedy", _set("steps.0.context_len", -1)),
-    "jacobi block missing": ("jacobi-greedy", _set("steps.1.extras.block", DELETE)),
-    "jacobi block of strings": ("jacobi-greedy", _set("steps.1.extras.block", ["a", "b"])),
-    "jacobi block empty": ("jacobi-greedy", _set("steps.1.extras.block", [])),
-    "jacobi changed shorter than block": ("jacobi-greedy", _set("steps.1.extras.changed", [True])),
-    "jacobi changed a dict": ("jacobi-greedy", _set("steps.1.extras.changed", {"a": 1})),
-    "cllm block not a list": ("cllm-greedy", _set("steps.1.extras.block", 5)),
-    "lookahead levels missing": ("lookahead-greedy", _set("steps.1.extras.levels", DELETE)),
-    "lookahead levels empty": ("lookahead-greedy", _set("steps.1.extras.levels", [])),
-    "lookahead first level empty": ("lookahead-greedy", _set("steps.1.extras.levels.0", [])),
-    "lookahead window row out of range": ("lookahead-greedy", _set("steps.1.extras.window_sees.0", [0, 9999])),
-    "lookahead window_pos short": ("lookahead-greedy", _set("steps.1.extras.window_pos", [1])),
-    "lookahead added gram of one": ("lookahead-greedy", _set("steps.1.extras.added", [[5]])),
-    "lookahead candidates of strings": ("lookahead-greedy", _set("steps.1.extras.candidates", [["x"]])),
-    "medusa rank shorter than nodes": ("medusa-greedy", _set("nodes.extras.rank", [0])),
-    "medusa rank missing": ("medusa-greedy", _set("nodes.extras.rank", DELETE)),
-    "medusa head_top flat": ("medusa-greedy", _set("nodes.extras.head_top", [1, 2])),
-    "medusa head_p strings": ("medusa-greedy", _set("nodes.extras.head_p", ["x"])),
-    "eagle drafted short entries": ("eagle2-greedy", _set("nodes.extras.drafted.0", [1, -1, 1])),
-    "eagle drafted parent ahead": ("eagle2-greedy", _set("nodes.extras.drafted.0.1", 5)),
-    "eagle drafted score overflows exp": ("eagle2-greedy", _set("nodes.extras.drafted.0.3", 1000.0)),
-    "eagle drafted kept count wrong": ("eagle-greedy", _set("nodes.extras.drafted", [])),
-    "eagle3 drafted a string": ("eagle3-greedy", _set("nodes.extras.drafted", "all")),
+    "jacobi block missing": ("jacobi-greedy", _set("steps.1.record.block", DELETE)),
+    "jacobi block of strings": ("jacobi-greedy", _set("steps.1.record.block", ["a", "b"])),
+    "jacobi block empty": ("jacobi-greedy", _set("steps.1.record.block", [])),
+    "jacobi changed shorter than block": ("jacobi-greedy", _set("steps.1.record.changed", [True])),
+    "jacobi changed a dict": ("jacobi-greedy", _set("steps.1.record.changed", {"a": 1})),
+    "cllm block not a list": ("cllm-greedy", _set("steps.1.record.block", 5)),
+    "lookahead levels missing": ("lookahead-greedy", _set("steps.1.record.levels", DELETE)),
+    "lookahead levels empty": ("lookahead-greedy", _set("steps.1.record.levels", [])),
+    "lookahead first level empty": ("lookahead-greedy", _set("steps.1.record.levels.0", [])),
+    "lookahead window row out of range": ("lookahead-greedy", _set("steps.1.record.window_sees.0", [0, 9999])),
+    "lookahead window_pos short": ("lookahead-greedy", _set("steps.1.record.window_pos", [1])),
+    "lookahead added gram of one": ("lookahead-greedy", _set("steps.1.record.added", [[5]])),
+    "lookahead candidates of strings": ("lookahead-greedy", _set("steps.1.record.candidates", [["x"]])),
+    "medusa rank shorter than nodes": ("medusa-greedy", _set("nodes.record.rank", [0])),
+    "medusa rank missing": ("medusa-greedy", _set("nodes.record.rank", DELETE)),
+    "medusa head_top flat": ("medusa-greedy", _set("nodes.record.head_top", [1, 2])),
+    "medusa head_p strings": ("medusa-greedy", _set("nodes.record.head_p", ["x"])),
+    "eagle drafted short entries": ("eagle2-greedy", _set("nodes.record.drafted.0", {"token": 1, "parent": -1})),
+    "eagle drafted parent ahead": ("eagle2-greedy", _set("nodes.record.drafted.0.parent", 5)),
+    "eagle drafted score overflows exp": ("eagle2-greedy", _set("nodes.record.drafted.0.score", 1000.0)),
+    "eagle drafted kept a number": ("eagle2-greedy", _set("nodes.record.drafted.0.kept", 1)),
+    "eagle drafted kept count wrong": ("eagle-greedy", _set("nodes.record.drafted", [])),
+    "eagle3 drafted a string": ("eagle3-greedy", _set("nodes.record.drafted", "all")),
     "mirror hit without wait_ms": ("mirror-greedy", lambda d: _bet(d).pop("wait_ms")),
     "mirror prefetch of three": ("mirror-greedy", lambda d: _bet(d).update(prefetch=[1, 2, 3])),
     "mirror wait_ms a string": ("mirror-greedy", lambda d: _bet(d).update(wait_ms="5")),
     "mirror hit a number": ("mirror-greedy", lambda d: _bet(d).update(hit=1)),
-    "draft_length a string": ("sps-heuristic", _set("steps.1.extras.draft_length", "4")),
-    "chance of strings": ("sps-learned", _set("steps.1.extras.chance", ["x"])),
+    "draft_length a string": ("sps-heuristic", _set("steps.1.record.draft_length", "4")),
+    "chance of strings": ("sps-learned", _set("steps.1.record.chance", ["x"])),
     "a 1,500-node chain": ("sps-greedy", _chain(1500)),
     "more steps than a page replays": ("ar-greedy", _many_steps(2049)),
     "a window of 300 cells": ("lookahead-greedy", _wide_window(300)),
-    "an extras list of 5,000": ("sps-greedy", _set("steps.0.extras.junk", [0] * 5000)),
+    "a record list of 5,000": ("sps-confidence", _set("steps.1.record.chance", [0.5] * 5000)),
+    "unknown record field": ("pld-greedy", _set("steps.0.record.zzz", {"a": [1, 2]})),
+    "record missing a field": ("sps-greedy", _set("steps.0.record.k", DELETE)),
+    "a record on an ar step": ("ar-greedy", _set("steps.0.record", {"k": 1})),
+    "schema 1 extras of another shape": ("sps-greedy", lambda d: d.update(schema=1, steps=[
+        dict({k: v for k, v in s.items() if k != "record"}, extras={"zzz": 1}) for s in d["steps"]])),
 }
 
 ODD = {  # name -> (recorded trace, mutation): legal, so the page must draw it
@@ -170,12 +182,13 @@ ODD = {  # name -> (recorded trace, mutation): legal, so the page must draw it
     "negative seed": ("sps-sampled", _set("sampling.seed", -(2**62))),
     "greedy tested nodes without p or q": ("sps-greedy", lambda d: [
         n.update(p=None, q=None) for s in d["steps"] for n in s["nodes"]]),
-    "medusa without head_top": ("medusa-greedy", lambda d: [s["extras"].pop("head_top", None) for s in d["steps"]]),
-    "eagle without drafted": ("eagle2-greedy", lambda d: [s["extras"].pop("drafted", None) for s in d["steps"]]),
+    "medusa with no head_top": ("medusa-greedy", lambda d: [s["record"].update(head_top=[]) for s in d["steps"]]),
+    "eagle without drafted": ("eagle2-greedy", lambda d: [s["record"].update(drafted=None) for s in d["steps"]]),
     "a 256-node chain": ("sps-greedy", _chain(256)),
     "2,048 steps": ("ar-greedy", _many_steps(2048)),
     "a window of 256 cells": ("lookahead-greedy", _wide_window(256)),
-    "unknown extras": ("pld-greedy", _set("steps.0.extras.zzz", {"a": [1, 2]})),
+    "a schema-1 trace": ("eagle2-greedy", lambda d: d.update(schema=1, steps=[
+        dict({k: v for k, v in s.items() if k != "record"}, extras=_extras(s["record"])) for s in d["steps"]])),
 }
 
 

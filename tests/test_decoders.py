@@ -13,7 +13,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paradec import tree
+from paradec import records, tree
 from paradec.drafters.base import Draft, Drafter
 from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
@@ -120,7 +120,7 @@ def test_pld_drafts_and_accepts_on_repetition(models, ngram):
     t = trace_of(steps)
     assert t.drafted > 0 and t.accepted_drafts > 0
     assert t.tau > 1.0
-    assert all(not s.nodes for s in steps) or any(s.extras.get("ngram") for s in steps)
+    assert all(not s.nodes for s in steps) or any(s.record.ngram for s in steps)
 
 
 def test_self_draft_is_always_accepted(models):
@@ -153,12 +153,12 @@ def test_never_agreeing_draft_is_never_accepted(models):
 def test_heuristic_schedule_grows_after_full_acceptance_and_shrinks_after_rejection(models):
     _, steps = generate(models["target"], SpeculativeSampling(models["self"], k=2, draft_length="heuristic"),
                         REPEAT, 100)
-    ks = [s.extras["k"] for s in steps]
+    ks = [s.record.k for s in steps]
     assert ks[:8] == [2, 4, 6, 8, 10, 12, 14, 16]
     assert set(ks[8:]) == {MAX_K}
     _, steps = generate(models["target"], SpeculativeSampling(models["never"], k=5, draft_length="heuristic"),
                         REPEAT, 10)
-    assert [s.extras["k"] for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
+    assert [s.record.k for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
     assert [len(s.nodes) for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
 
 
@@ -285,10 +285,10 @@ def test_pld_copies_what_followed_the_latest_match_of_the_longest_ngram():
     ctx = [7, 1, 2, 3, 9, 9, 2, 3, 4, 4, 1, 2, 3]
     d = _pld(ctx, k=3, ngram_max=3)  # the trigram 1 2 3 occurs at 1: what followed it
     assert d.tokens == [9, 9, 2] and d.parents == [-1, 0, 1]
-    assert d.extras == {"ngram": [1, 2, 3], "match_at": 1}
+    assert d.record == records.Pld(ngram=[1, 2, 3], match_at=1)
     assert not d.q or all(q is None for q in d.q)  # deterministic: acceptance uses a one-hot q
     d = _pld(ctx, k=3, ngram_max=2)  # bigram 2 3: latest earlier occurrence at 6, not 2
-    assert d.tokens == [4, 4, 1] and d.extras["match_at"] == 6
+    assert d.tokens == [4, 4, 1] and d.record.match_at == 6
     assert _pld(ctx, k=2, ngram_max=2).tokens == [4, 4]
     assert _pld(ctx, k=50, ngram_max=2).tokens == [4, 4, 1, 2, 3]  # up to the end of the context
     assert _pld([3, 5, 5], k=4).tokens == [5]  # a run: the match just before the last token counts
@@ -314,4 +314,4 @@ def test_prompt_lookup_never_drafts_the_chat_template():
     drafter = PromptLookup(k=4, ngram_max=2)
     drafter.begin(prompt)
     draft = drafter.propose(prompt, None, None)
-    assert draft.tokens == [5, 6, 2, 7] and draft.extras["match_at"] == 2
+    assert draft.tokens == [5, 6, 2, 7] and draft.record.match_at == 2

@@ -1,5 +1,5 @@
 """Adaptive draft length: each rule on hand-made q vectors, the stop predictor's fit on small
-synthetic sets, greedy equality with AR for every rule, the step extras the page plots, and
+synthetic sets, greedy equality with AR for every rule, the step records the page plots, and
 `python -m paradec.train stop` end to end on a tiny model."""
 import json
 import math
@@ -137,13 +137,13 @@ def test_every_rule_gives_ar_tokens_and_records_its_draft_lengths(pair, rule, th
     out, steps = tokens_of(target, SpeculativeSampling(draft, k=5, draft_length=rule, threshold=threshold), prompt, 40)
     assert out == ar
     for s in steps:
-        assert s.extras["draft_length"] == len(s.nodes) <= s.extras["k"]
-        assert ("chance" in s.extras) == (rule in ("confidence", "learned"))
+        assert s.record.draft_length == len(s.nodes) <= s.record.k
+        assert (s.record.chance is not None) == (rule in ("confidence", "learned"))
         if rule in ("confidence", "learned"):
-            chances = s.extras["chance"]
+            chances = s.record.chance
             assert len(chances) == len(s.nodes)
             assert all(c >= threshold for c in chances[:-1])  # it went on only while the chance held
-            assert len(s.nodes) == s.extras["k"] or chances[-1] < threshold
+            assert len(s.nodes) == s.record.k or chances[-1] < threshold
 
 
 @pytest.fixture(scope="module")
@@ -194,13 +194,14 @@ def test_the_comparison_figures_on_the_recorded_runs():
 
 def test_calibration_of_a_hand_made_trace():
     from paradec.plots.draft_length import calibration
+    from paradec.records import DraftLength
     from paradec.trace import Node, Step, Trace
 
     def step(chances, accepted):
         nodes = [Node(token=1, parent=i - 1, depth=i + 1, status="accepted" if i < accepted else "rejected")
                  for i in range(len(chances))]
         return Step(index=0, context_len=1, nodes=nodes, accepted=list(range(accepted)), tokens=[1], origins=["target"],
-                    extras={"chance": chances, "draft_length": len(chances)})
+                    record=DraftLength(chance=chances, draft_length=len(chances)))
 
     t = Trace(method="sps", params={}, model="", prompt="", prompt_ids=[], sampling={}, max_new_tokens=0,
               steps=[step([0.9, 0.5], 1), step([0.95, 0.1], 2)])

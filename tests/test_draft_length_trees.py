@@ -92,11 +92,11 @@ def test_every_rule_keeps_greedy_equal_to_ar_and_records_its_depths(target, fold
     tokens, steps = generate(target, make(target, folders, name, draft_length=rule, threshold=0.5))
     assert tokens == ar
     for s in drafting(steps):
-        assert s.extras["draft_length"] >= depth(s)  # a tree's rerank may keep fewer depths than it grew
-        assert ("chance" in s.extras) == (rule in ("confidence", "learned"))
-        if "chance" in s.extras:  # asked along one path: a chance per depth of it, at most
-            assert 1 <= len(s.extras["chance"]) <= s.extras["draft_length"]
-            assert all(0.0 <= c <= 1.0 for c in s.extras["chance"])
+        assert s.record.draft_length >= depth(s)  # a tree's rerank may keep fewer depths than it grew
+        assert (s.record.chance is not None) == (rule in ("confidence", "learned"))
+        if s.record.chance is not None:  # asked along one path: a chance per depth of it, at most
+            assert 1 <= len(s.record.chance) <= s.record.draft_length
+            assert all(0.0 <= c <= 1.0 for c in s.record.chance)
 
 
 @pytest.mark.parametrize("name", DRAFTERS)
@@ -106,7 +106,7 @@ def test_fixed_drafts_what_the_method_always_drafted(target, folders, name):
     assert [[n.token for n in s.nodes] for s in default] == [[n.token for n in s.nodes] for s in fixed]
     most = DRAFTERS[name][2]
     for s in drafting(fixed):
-        assert s.extras["draft_length"] == most and "chance" not in s.extras
+        assert s.record.draft_length == most and s.record.chance is None
         if name in ("eagle", "medusa"):  # static trees: every node, every step
             assert depth(s) == most and len(s.nodes) == {"eagle": len(TREES["cpu10"]), "medusa": 9}[name]
 
@@ -116,7 +116,7 @@ def test_confidence_one_drafts_one_depth(target, folders, ar, name):
     tokens, steps = generate(target, make(target, folders, name, draft_length="confidence", threshold=1.0))
     assert tokens == ar
     for s in drafting(steps):
-        assert s.extras["draft_length"] == 1 and depth(s) == 1 and len(s.extras["chance"]) == 1
+        assert s.record.draft_length == 1 and depth(s) == 1 and len(s.record.chance) == 1
 
 
 @pytest.mark.parametrize("name", DRAFTERS)
@@ -125,11 +125,11 @@ def test_heuristic_depth_moves_up_two_after_a_full_acceptance_and_down_one_after
     steps = drafting(generate(target, make(target, folders, name, draft_length="heuristic"), 40)[1])
     moves = set()
     for s, nxt in zip(steps, steps[1:]):
-        k, drafted = s.extras["k"], s.extras["draft_length"]
+        k, drafted = s.record.k, s.record.draft_length
         assert drafted == k  # no cut by confidence: the heuristic drafts its k
         full = len(s.accepted) == drafted
-        assert nxt.extras["k"] == (min(most, k + 2) if full else max(1, k - 1))
-        moves.add(nxt.extras["k"] - k)
+        assert nxt.record.k == (min(most, k + 2) if full else max(1, k - 1))
+        moves.add(nxt.record.k - k)
     assert -1 in moves  # random heads miss: the depth comes down
 
 
@@ -137,8 +137,8 @@ def test_learned_cuts_trees_by_the_chance_along_the_best_branch(target, folders,
     """A threshold no chance reaches: depth 1; one every chance beats: every depth."""
     for threshold, want in ((1.0, 1), (0.0, 4)):
         tokens, steps = generate(target, make(target, folders, "eagle3", draft_length="learned", threshold=threshold))
-        assert tokens == ar and {s.extras["draft_length"] for s in drafting(steps)} == {want}
-        assert all(a >= b for s in drafting(steps) for a, b in zip(s.extras["chance"], s.extras["chance"][1:]))
+        assert tokens == ar and {s.record.draft_length for s in drafting(steps)} == {want}
+        assert all(a >= b for s in drafting(steps) for a, b in zip(s.record.chance, s.record.chance[1:]))
 
 
 def test_medusa_per_head_acceptance_counts_the_steps_that_kept_that_head(target, folders):
@@ -204,7 +204,7 @@ def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
     ar_run = run(embedded, "ar", prompt, max_new_tokens=24)
     learned = run(embedded, "eagle3", prompt, {"draft_length": "learned"}, max_new_tokens=24)
     assert learned.token_ids == ar_run.token_ids and learned.tau > 1.0
-    assert all("chance" in s.extras for s in learned.steps[1:])
+    assert all(s.record.chance is not None for s in learned.steps[1:])
 
 
 def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
@@ -219,11 +219,11 @@ def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
     assert {t.prompt for t in runs.values()} == {sources.load(sources.recorded("sps")["fixed"]).prompt}
     assert len({tuple(t.token_ids) for t in runs.values()}) == 1  # greedy: the same text whatever the rule
     assert set(plots.lengths(runs["fixed"])[1:]) == {runs["fixed"].params["depth"]}  # step 0 drafts nothing
-    assert all(s.extras["draft_length"] >= max(n.depth for n in s.nodes) for t in runs.values() for s in t.steps[1:])
+    assert all(s.record.draft_length >= max(n.depth for n in s.nodes) for t in runs.values() for s in t.steps[1:])
     assert [r["rule"] for r in plots.rows(runs)] == list(RULES)
     assert plots.lengths_figure(runs, unit="depths").layout.yaxis.title.text == "depths drafted"
     assert sum(r["tokens"] for r in plots.calibration(runs["learned"])) == sum(
-        len(s.extras["chance"]) for s in runs["learned"].steps[1:])
+        len(s.record.chance) for s in runs["learned"].steps[1:])
 
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("pages/eagle.py").run()

@@ -12,6 +12,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 from test_serve import start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
+from paradec import records
 from paradec.trace import Trace
 from ui import offered, remote, sources
 
@@ -62,9 +63,9 @@ def test_an_odd_trace_is_drawn_in_bounded_time(name):
 def test_what_slips_past_the_loader_is_an_error_box_and_the_app_keeps_working():
     """A trace object no file could make (the loader refuses it): the page shows an error box, its
     player's drop button still works, and the other pages are untouched."""
-    _, data = build(ODD, "unknown extras")
+    _, data = build(ODD, "a 256-node chain")
     trace = Trace.from_json(data)
-    trace.steps[0].extras["block"] = "not a list"  # what the Jacobi page draws from
+    trace.steps[0].record = records.Jacobi(block="not a list", changed=[])  # what the Jacobi page draws from
     trace.method = "jacobi"
     at = opened("jacobi", trace)
     assert not errors(at) and any("cannot be drawn" in e.value for e in at.error)

@@ -43,7 +43,7 @@ def test_jacobi_greedy_equals_ar(model, prompt):
     for block, init in itertools.product([1, 2, 5, 16], METHODS["jacobi"].param("init").choices):
         tokens, steps = generate(model, Jacobi(block, init), prompt)
         assert tokens == expected, (block, init)
-        assert all(len(s.tokens) >= 1 and len(s.extras["block"]) == block for s in steps)
+        assert all(len(s.tokens) >= 1 and len(s.record.block) == block for s in steps)
 
 
 @pytest.mark.parametrize("prompt", PROMPTS)
@@ -59,10 +59,10 @@ def test_lookahead_greedy_equals_ar(model, prompt):
 
 def test_jacobi_trajectory_is_recorded(model):
     _, steps = generate(model, Jacobi(4), PROMPTS[0], n=12)
-    first = steps[0].extras
-    assert first["changed"] == [True] * 4  # nothing to compare the first guesses with
+    first = steps[0].record
+    assert first.changed == [True] * 4  # nothing to compare the first guesses with
     for s in steps:
-        assert len(s.accepted) <= 4 and s.verified == len(s.extras["block"]) + (1 if s.index else len(PROMPTS[0]))
+        assert len(s.accepted) <= 4 and s.verified == len(s.record.block) + (1 if s.index else len(PROMPTS[0]))
 
 
 def test_lookahead_mask_hand_drawn():
@@ -119,8 +119,8 @@ def test_pool_collects_one_ngram_per_column(model):
     la = Lookahead(window=3, ngram=3, candidates=2)
     _, steps = generate(model, la, PROMPTS[0], n=6)
     for s in steps:
-        assert len(s.extras["added"]) == 3 and all(len(g) == 3 for g in s.extras["added"])
-        assert len(s.extras["levels"]) == 2
+        assert len(s.record.added) == 3 and all(len(g) == 3 for g in s.record.added)
+        assert len(s.record.levels) == 2
 
 
 @pytest.mark.parametrize("g", [1, 2])
@@ -134,10 +134,10 @@ def test_trace_alone_rebuilds_pool_window_and_mask(model, g):
     _, steps = generate(model, Lookahead(window=3, ngram=3, candidates=g), PROMPTS[0], n=30)
     trace = Trace("lookahead", {"window": 3, "ngram": 3, "candidates": g}, "tiny", "", PROMPTS[0], {}, 30, steps)
     trace = Trace.from_json(trace.to_json())  # the JSON round trip keeps all of it
-    assert sum(len(s.extras["candidates"]) for s in trace.steps) > 0
+    assert sum(len(s.record.candidates) for s in trace.steps) > 0
     for i, s in enumerate(trace.steps):
         pending = trace.steps[i - 1].tokens[-1] if i else PROMPTS[0][-1]
-        assert pool_before(trace, i).get(pending, []) == s.extras["candidates"]
+        assert pool_before(trace, i).get(pending, []) == s.record.candidates
         z, _, _ = mask_matrix(trace, i)
-        assert (len(z) == 1 + len(s.nodes) + len(s.extras["window_sees"])
+        assert (len(z) == 1 + len(s.nodes) + len(s.record.window_sees)
                 == s.verified - (len(PROMPTS[0]) - 1 if i == 0 else 0))

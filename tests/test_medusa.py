@@ -212,12 +212,12 @@ def test_typical_acceptance_by_hand():
     out = accept(draft, logits, Sampler(temperature=1.0), torch.Generator().manual_seed(0))
     # a passes (0.9); b fails (0.05 < 0.09), so c is never reached: a alone is the path
     assert out.path == [0] and out.status == ["accepted", "rejected", "unreached"]
-    assert draft.extras["threshold"][:2] == [0.09, 0.09]
+    assert out.thresholds[:2] == [0.09, 0.09]
     draft = Draft(tokens=[0, 1, 2], parents=[-1, -1, 1], typical=(0.09, 0.3))
     logits = torch.stack([flat, flat, flat, flat]).log()  # every node passes: the deepest wins
     out = accept(draft, logits, Sampler(temperature=1.0), torch.Generator().manual_seed(0))
     assert out.path == [1, 2] and out.last_origin == "bonus"
-    assert draft.extras["threshold"] == pytest.approx([0.075] * 3, abs=1e-4)
+    assert out.thresholds == pytest.approx([0.075] * 3, abs=1e-4)
 
 
 def test_lossy_label(target, tmp_path):
@@ -226,7 +226,7 @@ def test_lossy_label(target, tmp_path):
     assert methods.lossy("medusa", {"acceptance": "typical"}).startswith("medusa acceptance=typical is LOSSY")
     assert methods.lossy("medusa", {"acceptance": "exact"}) == methods.lossy("pld", {}) == ""
     steps = generate(target, Medusa(target, saved(random_heads(), tmp_path), acceptance="typical"), 6)[1]
-    assert {s.extras["acceptance"] for s in steps} == {"typical (LOSSY)"}
+    assert {s.record.acceptance for s in steps} == {"typical (LOSSY)"}
 
 
 @pytest.mark.slow
@@ -241,7 +241,7 @@ def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
         assert med.accepted_drafts > 0 and med.tau > 1.0
         assert json.loads(json.dumps(med.params))["tree"] == ""
         # the page draws the heads' top-k grid with no tokenizer: every token there has its text
-        assert all(str(t) in med.token_text for s in med.steps for row in s.extras.get("head_top", []) for t, _ in row)
+        assert all(str(t) in med.token_text for s in med.steps for row in s.record.head_top for t, _ in row)
 
 
 @pytest.mark.slow

@@ -56,26 +56,26 @@ def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(mo
         peaked.lm_head.weight.mul_(4.0)
     out, steps = generate(Slow(peaked, 0.25), Mirror(peaked, k=3), [1, 2, 3], 40)
     assert out == [t for s in decode(peaked, Drafter(), [1, 2, 3], 40, Sampler()) for t in s.tokens]
-    assert "hit" not in steps[0].extras  # nothing was running before the first step
-    assert all(s.extras["hit"] for s in steps[1:])
+    assert steps[0].record.hit is None  # nothing was running before the first step
+    assert all(s.record.hit for s in steps[1:])
     assert all(len(s.tokens) == 4 for s in steps[:-1])  # k accepted + the bonus, one forward each
     for prev, s in zip(steps, steps[1:]):
-        start, end = s.extras["prefetch"]
+        start, end = s.record.prefetch
         assert prev.start_ms <= start <= end  # the worker drafted after the previous proposal
         assert start < prev.start_ms + prev.draft_ms + prev.verify_ms  # ... while its verify pass ran
-        assert s.extras["outcome"][0] == 3 and s.extras["outcome"] in [b[:2] for b in s.extras["bets"]]
+        assert s.record.outcome[0] == 3 and s.record.outcome in [b[:2] for b in s.record.bets]
         assert s.draft_ms < prev.verify_ms / 2  # propose() only handed the chain over
 
 
 def test_bets_are_ranked_and_a_lost_bet_drafts_the_outcome_now(models):  # noqa: F811
     out, steps = generate(Slow(models["target"]), Mirror(models["other"], k=3, bets=5), [5, 6, 7], 30)
     assert out == ar(models, [5, 6, 7], 30)
-    assert all(s.extras["bets"] for s in steps[1:])  # the worker ran each round (a failing one bets nothing)
+    assert all(s.record.bets for s in steps[1:])  # the worker ran each round (a failing one bets nothing)
     for s in steps[1:]:
-        chances = [c for _, _, c, _ in s.extras["bets"]]
+        chances = [c for _, _, c, _ in s.record.bets]
         assert len(chances) <= 5 and chances == sorted(chances, reverse=True)
-        drafted = {(j, b) for j, b, _, d in s.extras["bets"] if d}
-        assert s.extras["hit"] == (tuple(s.extras["outcome"]) in drafted)
+        drafted = {(j, b) for j, b, _, d in s.record.bets if d}
+        assert s.record.hit == (tuple(s.record.outcome) in drafted)
 
 
 def test_a_draft_that_never_agrees_bets_on_its_corrections(models):  # noqa: F811
@@ -84,14 +84,14 @@ def test_a_draft_that_never_agrees_bets_on_its_corrections(models):  # noqa: F81
     out, steps = generate(Slow(models["target"]), Mirror(models["never"], k=3), [5, 6], 20)
     assert out == ar(models, [5, 6], 20)
     for s in steps[1:]:
-        assert s.extras["outcome"][0] == 0
+        assert s.record.outcome[0] == 0
 
 
 def test_sequential_mode_starts_no_worker(models):  # noqa: F811
     before = threading.active_count()
     _, steps = generate(models["target"], Mirror(models["self"], k=3, parallel=False), [1, 2, 3], 20)
     assert threading.active_count() == before
-    assert not any("prefetch" in s.extras for s in steps)
+    assert all(s.record.prefetch is None for s in steps)
 
 
 def test_the_seed_reproduces_a_sampled_run(models):  # noqa: F811

@@ -1,10 +1,11 @@
 """The pure figure builders (paradec.plots) on a hand-made trace: no torch, no streamlit."""
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
 import pytest
 
-from paradec import tree
+from paradec import records, tree
 from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.style import COLORS
@@ -269,10 +270,10 @@ def jacobi_trace() -> Trace:
     chain = lambda toks, statuses: [Node(t, k - 1, k + 1, status=s) for k, (t, s) in enumerate(zip(toks, statuses))]
     steps = [
         Step(0, 3, chain([5, 5, 5], ["rejected", "unreached", "unreached"]), [], [7], ["resampled"], verified=6,
-             extras={"block": [5, 5, 5], "changed": [True, True, True]}),
+             record=records.Jacobi(block=[5, 5, 5], changed=[True, True, True])),
         Step(1, 4, chain([6, 5, 9], ["accepted", "accepted", "rejected"]), [0, 1], [6, 5, 8],
              ["accepted", "accepted", "resampled"], verified=4,
-             extras={"block": [6, 5, 9], "changed": [True, False, True]}),
+             record=records.Jacobi(block=[6, 5, 9], changed=[True, False, True])),
     ]
     text = {str(i): f"t{i}" for i in range(10)}
     return Trace("jacobi", {"block": 3, "init": "repeat"}, "m", "Hi", [0, 1, 2], {"temperature": 0.0}, 8, steps, text)
@@ -325,10 +326,10 @@ def lookahead_trace() -> Trace:
 
     steps = [
         Step(0, 3, [], [], [5], ["target"], verified=6,
-             extras={"levels": [[2, 5], [6, 7]], "candidates": [], "added": [[2, 6, 8], [5, 7, 9]], **window(0)}),
+             record=records.Lookahead([[2, 5], [6, 7]], [], added=[[2, 6, 8], [5, 7, 9]], **window(0))),
         Step(1, 4, [Node(7, -1, 1, status="accepted"), Node(9, 0, 2, status="rejected")], [0], [7, 3],
              ["accepted", "resampled"], verified=6,
-             extras={"levels": [[5, 6], [8, 4]], "candidates": [[7, 9]], "added": [[5, 8, 1], [6, 4, 2]], **window(2)}),
+             record=records.Lookahead([[5, 6], [8, 4]], [[7, 9]], added=[[5, 8, 1], [6, 4, 2]], **window(2))),
     ]
     text = {str(i): f"t{i}" for i in range(10)}
     return Trace("lookahead", {"window": 2, "ngram": 3, "candidates": 2}, "m", "Hi", [0, 1, 2], {"temperature": 0.0},
@@ -350,7 +351,7 @@ def test_window_figure_has_n_rows_of_w_tokens_and_outlines_each_ngram():
     t = lookahead_trace()
     fig = lookahead.window_figure(t, 1)
     assert [list(r) for r in fig.data[0].text] == [["t5", "t6"], ["t8", "t4"], ["t1", "t2"]]
-    assert lookahead.window_cells(t.steps[1].extras) == [(0, 1, 6), (1, 0, 8), (1, 1, 4)]
+    assert lookahead.window_cells(t.steps[1]) == [(0, 1, 6), (1, 0, 8), (1, 1, 4)]
     assert list(fig.layout.yaxis.ticktext) == ["level 0", "level 1", "prediction"]
     shade = [list(r) for r in fig.data[0].z]
     assert shade[0][0] > shade[2][0] > shade[0][1] == shade[1][0]  # pending token, predictions, guesses
@@ -358,14 +359,15 @@ def test_window_figure_has_n_rows_of_w_tokens_and_outlines_each_ngram():
     assert [((s.x0 + s.x1) / 2, s.y0 < 0 and s.y1 > 2, s.line.dash) for s in fig.layout.shapes] == [
         (0, True, "solid"), (1, True, "solid")]
     seen = Trace.from_dict(t.to_dict())
-    seen.steps[0].extras["added"].append([5, 8, 1])  # column 0's n-gram was already pooled: dotted
+    first = seen.steps[0].record
+    seen.steps[0].record = replace(first, added=first.added + [[5, 8, 1]])  # column 0's n-gram was pooled: dotted
     assert [s.line.dash for s in lookahead.window_figure(seen, 1).layout.shapes] == ["dot", "solid"]
 
 
 def test_combined_mask_has_the_window_rows_and_labels_both_branches():
     t = lookahead_trace()
     z, rows, cols = mask_matrix(t, 1)
-    want = tree.mask_rows([-1, 0], t.steps[1].extras["window_sees"])
+    want = tree.mask_rows([-1, 0], t.steps[1].record.window_sees)
     assert [r[1:] for r in z] == [[ALLOWED if ok else BLOCKED for ok in row] for row in want]
     assert len(rows) == 6 and rows[3].startswith("L0c1") and rows[5].startswith("L1c1")
     assert z[3][2] == z[3][3] == BLOCKED and z[1][4] == BLOCKED  # window and candidates never see each other

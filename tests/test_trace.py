@@ -3,13 +3,15 @@
 accepted drafts / drafted tokens); anything that is not a valid trace raises TraceError
 with a message that says what is wrong."""
 import json
+from pathlib import Path
 
 import pytest
 
+from paradec import records
 from paradec import trace as trace_mod
 from paradec.models import truncated
 from paradec.run import run
-from paradec.trace import MAX_TRACE_BYTES, SCHEMA_VERSION, Node, Step, Trace, TraceError
+from paradec.trace import MAX_TRACE_BYTES, SCHEMA_VERSION, Node, Step, Trace, TraceError, record_class
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -173,10 +175,26 @@ def test_top_level_not_an_object(value):
     _raises(json.dumps(value), "paradec trace")
 
 
-@pytest.mark.parametrize("schema", [None, 0, 2, "1", SCHEMA_VERSION + 1])
+@pytest.mark.parametrize("schema", [None, 0, "1", SCHEMA_VERSION + 1])
 def test_wrong_schema(good, schema):
     _raises(_mutated(good, ["schema"], schema), "schema")
     _raises(_mutated(good, ["schema"], delete=True), "schema")
+
+
+@pytest.mark.parametrize("name", ["eagle2-greedy", "mirror-greedy"])
+def test_a_schema_1_trace_loads_with_typed_records(name):
+    """Files saved before records were typed (the first three steps of two shipped traces as they
+    were): each step's extras become its method's record, EAGLE's 7-item candidate lists
+    records.Candidate; the records equal those of the same run converted and shipped."""
+    old = Trace.load(Path(__file__).parent / "schema1" / f"{name}.json")
+    shipped = Trace.load(Path(__file__).parents[1] / "assets" / "traces" / f"{name}.json")
+    assert old.schema == SCHEMA_VERSION == 2
+    assert [s.record for s in old.steps] == [s.record for s in shipped.steps[:3]]
+    assert all(type(s.record) is record_class(old.method) for s in old.steps)
+    if name.startswith("eagle"):
+        c = old.steps[1].record.drafted[0]
+        assert isinstance(c, records.Candidate) and c.parent == -1 and c.depth == 1 and c.score <= 0
+    assert Trace.from_json(old.to_json()).to_dict() == old.to_dict()  # saved again as schema 2
 
 
 @pytest.mark.parametrize(

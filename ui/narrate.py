@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import re
 
+from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
 from paradec.trace import Node, Trace
@@ -23,8 +24,8 @@ def step_story(trace: Trace, i: int) -> str:
     s = trace.steps[i]
     pend = _q(trace, pending_token(trace, i))
     if not s.nodes:
-        window = len(s.extras.get("window_sees", []))  # Lookahead's window rides along, never a candidate
-        ride = f" (with {window} window tokens riding along)" if window else ""
+        cells = len(window(s).window_sees)  # Lookahead's window rides along, never a candidate
+        ride = f" (with {cells} window tokens riding along)" if cells else ""
         return (f"**Step {i + 1}.** Nothing was drafted: one target forward after {pend}{ride} "
                 f"gives one token, {_q(trace, s.tokens[-1])}.")
     tested = [n for n in s.nodes if n.status != "unreached"]

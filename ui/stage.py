@@ -13,6 +13,7 @@ import streamlit as st
 from plotly.utils import PlotlyJSONEncoder
 
 from paradec.plots import kpis
+from paradec.plots.lookahead import window_cells
 from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, TEMPLATE
 from paradec.plots.tokens import stream_html
@@ -102,7 +103,7 @@ def template() -> str:
 
 
 def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:
-    window = any(s.extras.get("window_sees") for s in trace.steps)  # a combined mask has more columns
+    window = any(window_cells(s) for s in trace.steps)  # a combined mask has more columns
     mask = Panel("mask", "Combined attention mask of the verify pass" if window else
                  "Attention mask of the verify pass (draft block)", MASK_HELP, 1.8 if window else 1.0,
                  caption=MASK_CAPTION + (" Window rows (L level, c column) see only their own trajectory: they "

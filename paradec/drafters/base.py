@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..records import Record
 from ..sampling import Sampler
 
 
@@ -32,7 +33,7 @@ class Draft:
     # sampling: a node passes when p(token) > min(epsilon, delta * exp(-H(p))), no rejection sampling.
     typical: tuple[float, float] | None = None
     forwards: int = 0  # draft-model forward passes spent on this proposal
-    extras: dict = field(default_factory=dict)  # JSON-ready, copied into the step record
+    record: Record | None = None  # the step's own record as propose() knew it (paradec.records), frozen
 
 
 @dataclass
@@ -81,8 +82,13 @@ class Drafter:
 
     def commit(self, ctx: list[int], draft: Draft, accepted: list[int], verified: Verified) -> None:
         """Feedback after a step: ctx now holds the newly committed tokens too; accepted lists
-        the node indices of the accepted path; verified holds the verify pass's outputs.
-        Whatever commit adds to draft.extras lands in this step's record."""
+        the node indices of the accepted path; verified holds the verify pass's outputs."""
+
+    def record(self, draft: Draft, outcome) -> Record | None:
+        """The step's record, asked once after commit(): draft.record, or, for a drafter that learns
+        more in the verify pass (what commit added, what acceptance decided: outcome, a
+        paradec.verify.Outcome), a completed copy of it. Records are frozen: never changed in place."""
+        return draft.record
 
 
 def first_line(e: Exception, limit: int = 200) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import catalog
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from .base import Draft, Drafter
 
@@ -34,8 +35,8 @@ class ChainDrafter(Drafter):
         """(V,) logits at the last of tokens, fed after what self.cache holds."""
         raise NotImplementedError
 
-    def extras(self) -> dict:
-        """What a step's record says beside the rule's numbers."""
+    def record_fields(self) -> dict:
+        """What a step's record (the method's, paradec.catalog) says beside the rule's numbers."""
         return {}
 
     def begin(self, prompt_ids):
@@ -46,8 +47,8 @@ class ChainDrafter(Drafter):
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         tokens, qs = self.chain(ctx, sampler, gen)
-        return Draft(tokens=tokens, parents=chain_parents(len(tokens)), q=qs, forwards=len(tokens),
-                     extras={**self.extras(), **self.rule.extras(len(tokens))})
+        record = self.rule.record(len(tokens), catalog.method(self.name).record, **self.record_fields())
+        return Draft(tokens=tokens, parents=chain_parents(len(tokens)), q=qs, forwards=len(tokens), record=record)
 
     def chain(self, prefix: list[int], sampler, gen, go_on=lambda: True) -> tuple[list[int], list[torch.Tensor]]:
         """A chain after prefix, as long as the rule (and go_on()) says: the cache keeps what it shares

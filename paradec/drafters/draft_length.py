@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from ..catalog import MAX_K  # no rule drafts more than this in one step
+from ..records import DraftLength
 
 FEATURES = ("q_max", "margin", "entropy", "position")
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "sps-smollm2" / "stop.json"
@@ -89,12 +90,12 @@ class Fixed:
     def update(self, accepted: int, drafted: int) -> None:
         """accepted of the drafted tokens passed verification."""
 
-    def extras(self, drafted: int) -> dict:
-        """What a step records: the rule's k, what it drafted, and what it compared with the threshold."""
-        out = {"k": self.k, "draft_length": drafted}
-        if any(c is not None for c in self.chances):
-            out["chance"] = [round(c, 4) for c in self.chances]
-        return out
+    def record(self, length: int, kind: type[DraftLength] = DraftLength, /, **more) -> DraftLength:
+        """A step's record of kind (a records.DraftLength, the rule's part, with the method's `more`):
+        the rule's k, the length it drafted, and what it compared with the threshold."""
+        compared = any(c is not None for c in self.chances)
+        return kind(k=self.k, draft_length=length, chance=[round(c, 4) for c in self.chances] if compared else None,
+                    **more)
 
 
 class Heuristic(Fixed):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog, fast
+from .. import catalog, fast, records
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
@@ -90,11 +90,12 @@ class Eagle(Drafter):
         self.cache = eagle_head.HeadCache()  # this run's own
         self.todo = None  # (features (m, F), next tokens (m,)) waiting to enter the head
         self.rule = self.schedule.rule()
+        self.drafted = 0  # the depths the last proposal grew, for the rule's update
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         if self.todo is None:
-            return Draft()
+            return Draft(record=records.Eagle())
         feats, toks = self.todo
         P0 = len(self.cache)
         pos = torch.arange(P0, P0 + len(toks), device=feats.device)[None]
@@ -110,7 +111,8 @@ class Eagle(Drafter):
             layer = [c for i, row in zip(chosen, logq) for c in self._children(nodes, i, row)]
         self.cache.crop(P)
         keep = self._select(nodes)
-        return nodes.draft(keep, forwards=1 + nodes.passes, extras=self.rule.extras(max(nodes.depth)))
+        self.drafted = max(nodes.depth)
+        return nodes.draft(keep, 1 + nodes.passes, self.rule, self.drafted)
 
     def _deeper(self, nodes, layer: list[int]) -> bool:
         """Grow one depth more? The rule's answer along the best branch of the newest depth."""
@@ -166,7 +168,7 @@ class Eagle(Drafter):
         feats = hidden.permute(1, 0, 2).flatten(1)  # (m, layers * H): EAGLE-3 fuses three layers
         self.todo = feats, torch.tensor(ctx[-feats.shape[0]:], device=feats.device)
         if draft.tokens:
-            self.rule.update(len(accepted), draft.extras["draft_length"])
+            self.rule.update(len(accepted), self.drafted)  # the depths proposed
 
 
 class Eagle2(Eagle):
@@ -231,12 +233,13 @@ class _Nodes:
         self.entry.append(None)
         return len(self.token) - 1
 
-    def draft(self, keep: list[int], forwards: int, extras: dict) -> Draft:
-        """The kept candidates as a Draft (renumbered), every candidate in extras for the page
-        (after the draft-length rule's own `extras`)."""
+    def draft(self, keep: list[int], forwards: int, rule, depth: int) -> Draft:
+        """The kept candidates as a Draft (renumbered); its record holds every candidate, for the page,
+        beside the draft-length rule's part (depth: the depths grown)."""
         new = {old: n for n, old in enumerate(keep)}
-        extras = {**extras, "drafted": [[t, p, d, round(s, 4), r, o is not None, i in new] for i, (t, p, d, s, r, o) in
-                                 enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))],
-                  "draft_q": [round(math.exp(self.logq[i]), 5) for i in keep]}
+        drafted = [records.Candidate(t, p, d, round(s, 4), r, o is not None, i in new) for i, (t, p, d, s, r, o) in
+                   enumerate(zip(self.token, self.parent, self.depth, self.score, self.rank, self.out))]
+        record = rule.record(depth, records.Eagle, drafted=drafted,
+                             draft_q=[round(math.exp(self.logq[i]), 5) for i in keep])
         return Draft(tokens=[self.token[i] for i in keep], parents=[new.get(self.parent[i], -1) for i in keep],
-                     forwards=forwards, extras=extras)
+                     forwards=forwards, record=record)

@@ -118,7 +118,7 @@ class EarlyExit(ChainDrafter):
     def new_cache(self):
         return DynamicCache()  # this run's keys and values for the exit layers and the adapter
 
-    def extras(self) -> dict:
+    def record_fields(self) -> dict:
         return {"exit_layer": self.params["exit_layer"]}
 
     def logits_after(self, feed: list[int]) -> torch.Tensor:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import catalog
+from .. import catalog, records
 from .base import Draft, Drafter
 from .chain import chain_parents
 
@@ -29,7 +29,7 @@ class Jacobi(Drafter):
         block = self.guess[:n] + self._fill(ctx, n - len(self.guess[:n]), gen)
         changed = [i >= len(self.previous) or block[i] != self.previous[i] for i in range(n)]
         self.guess = block
-        return Draft(tokens=block, parents=chain_parents(n), extras={"block": block, "changed": changed})
+        return Draft(tokens=block, parents=chain_parents(n), record=records.Jacobi(block=list(block), changed=changed))
 
     def commit(self, ctx, draft, accepted, verified):
         # Row i+1 predicts the token after guess i: for positions past the committed ones these

@@ -10,9 +10,11 @@ pending token are merged into a tree and verified. Proposals are deterministic, 
 sampling accepts a candidate with its target probability, or removes it and renormalises."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
-from .. import catalog
+from .. import catalog, records
 from .base import Draft, Drafter
 
 
@@ -37,9 +39,9 @@ class Lookahead(Drafter):
         window, pos, sees = self._window(len(tokens))
         # The window's positions and attention go into the trace too, so the app can draw the
         # combined mask (verification + lookahead rows) from the trace alone, without torch.
-        extras = {"levels": [list(level) for level in self.levels], "candidates": [list(c) for c in cands],
-                  "window_pos": pos, "window_sees": sees}
-        return Draft(tokens=tokens, parents=parents, window=window, window_pos=pos, window_sees=sees, extras=extras)
+        record = records.Lookahead(levels=[list(level) for level in self.levels], candidates=[list(c) for c in cands],
+                                   window_pos=pos, window_sees=sees)
+        return Draft(tokens=tokens, parents=parents, window=window, window_pos=pos, window_sees=sees, record=record)
 
     def _window(self, n_nodes: int):
         """Window tokens (level 0 without its column 0, which is the pending token, then the
@@ -65,8 +67,12 @@ class Lookahead(Drafter):
                 bucket.remove(gram[1:])
             bucket.insert(0, gram[1:])
             del bucket[max(1, self.params["candidates"]) :]
-        draft.extras["added"] = [list(x) for x in grams]  # lands in this step's record
+        self.added = [list(x) for x in grams]
         self.levels = self.levels[1:] + [new]
+
+    def record(self, draft, outcome):
+        """The window proposed, with the n-grams this step's commit added to the pool."""
+        return replace(draft.record, added=self.added)
 
 
 def _trie(cands: list[tuple[int, ...]]) -> tuple[list[int], list[int]]:

@@ -22,11 +22,12 @@ rank-0 token, with that head's q); fixed keeps them all, as Medusa does."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from .. import catalog
+from .. import catalog, records
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import medusa_heads
@@ -67,12 +68,13 @@ class Medusa(Drafter):
     def begin(self, prompt_ids):
         self.h = None  # hidden state of the last accepted position; None until the prefill ran
         self.rule = self.schedule.rule()
+        self.drafted = 0  # the depths the last proposal kept, for the rule's update
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
         label = "typical (LOSSY)" if self.params["acceptance"] == "typical" else "exact"
         if self.h is None:
-            return Draft(extras={"acceptance": label})
+            return Draft(record=records.Medusa(acceptance=label))
         probs = torch.softmax(self.heads.logits(self.h, self.lm, self.depth).float(), dim=-1)  # (depth, V')
         depth = lengths.reach(self.rule, list(probs))  # along the top path, each head's q (k = the tree's depth)
         nodes = [p for p in self.nodes if len(p) <= depth]  # shorter paths first: a prefix, parents included
@@ -80,20 +82,23 @@ class Medusa(Drafter):
         top_ids = (self.ids[top_i] if self.ids is not None else top_i).tolist()
         top_p = top_p.tolist()
         tokens = [top_ids[len(p) - 1][p[-1]] for p in nodes]
-        extras = {
-            "acceptance": label, "rank": [p[-1] for p in nodes],
-            "head_p": [round(top_p[len(p) - 1][p[-1]], 6) for p in nodes],
-            "head_top": [[[t, round(q, 6)] for t, q in zip(ti, tp)] for ti, tp in zip(top_ids, top_p)],
-            **self.rule.extras(depth),
-        }
+        record = self.rule.record(
+            depth, records.Medusa, acceptance=label, rank=[p[-1] for p in nodes],
+            head_p=[round(top_p[len(p) - 1][p[-1]], 6) for p in nodes],
+            head_top=[[[t, round(q, 6)] for t, q in zip(ti, tp)] for ti, tp in zip(top_ids, top_p)])
+        self.drafted = depth
         typical = (self.params["epsilon"], self.params["delta"]) if label != "exact" else None
-        return Draft(tokens=tokens, parents=self.parents[: len(nodes)], typical=typical, extras=extras)
+        return Draft(tokens=tokens, parents=self.parents[: len(nodes)], typical=typical, record=record)
 
     def commit(self, ctx, draft, accepted, verified):
         row = accepted[-1] + 1 if accepted else 0  # row 0 is the pending token
         self.h = verified.hidden[0, row].clone()
         if draft.tokens:
-            self.rule.update(len(accepted), draft.extras["draft_length"])
+            self.rule.update(len(accepted), self.drafted)
+
+    def record(self, draft, outcome):
+        """Typical acceptance's thresholds are the verify pass's: the record proposed, with them."""
+        return draft.record if outcome.thresholds is None else replace(draft.record, threshold=outcome.thresholds)
 
 
 def _load_heads(spec: str) -> medusa_heads.MedusaHeads:

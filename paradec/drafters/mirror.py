@@ -18,9 +18,9 @@ outcome's chain draws from a generator seeded by the bet's seed and the outcome,
 miss draw the same tokens: how far the worker got never changes the output. Seeds come from the
 run's generator; the target's accept draws never touch them.
 
-Steps record the bets (extras["bets"]: [j, b, chance, drafted?] best first), the outcome, whether
-it was drafted (extras["hit"]), when the worker ran (extras["prefetch"], on the run's clock) and how
-long propose() waited for it (extras["wait_ms"]): the page's timeline. parallel=false drafts the
+Steps record (paradec.records.Mirror) the bets ([j, b, chance, drafted?] best first), the outcome,
+whether it was drafted (hit), when the worker ran (prefetch, on the run's clock) and how long
+propose() waited for it (wait_ms): the page's timeline. parallel=false drafts the
 same chains one after the other: the sequential baseline. On a GPU target, draft_device=cpu runs
 the draft on a CPU copy, so the two workers overlap on separate hardware."""
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 
 import torch
 
-from .. import catalog
+from .. import catalog, records
 from ..targets import as_target
 from .base import Draft
 from .chain import ChainDrafter, chain_parents
@@ -65,17 +65,15 @@ class Mirror(ChainDrafter):
 
     @torch.inference_mode()
     def propose(self, ctx, sampler, gen) -> Draft:
-        k = self.params["k"]
-        extras, ready = self._collect()
+        bet, ready = self._collect()
         if ready is None:  # the first step, or the outcome was not drafted: draft it now, with its own seed
             ready = self.chain(ctx, sampler, gen if self.seed is None else self._gen(self.last))
         tokens, qs = ready
         self.seed = int(torch.randint(2**62, (1,), generator=gen)) if gen is not None else len(ctx)
         if self.params["parallel"]:
             self.job = _Job(self, list(ctx), tokens, qs, sampler)
-        extras.update({"k": k, "draft_length": len(tokens)})
-        return Draft(tokens=tokens, parents=chain_parents(len(tokens)),
-                     q=[q.to(self.target_device) for q in qs], forwards=len(tokens), extras=extras)
+        return Draft(tokens=tokens, parents=chain_parents(len(tokens)), q=[q.to(self.target_device) for q in qs],
+                     forwards=len(tokens), record=self.rule.record(len(tokens), records.Mirror, **bet))
 
     def commit(self, ctx, draft, accepted, verified):
         super().commit(ctx, draft, accepted, verified)
@@ -88,18 +86,18 @@ class Mirror(ChainDrafter):
         return torch.Generator(self.model.device).manual_seed(hash((self.seed, *key)) % 2**62)
 
     def _collect(self) -> tuple[dict, tuple | None]:
-        """Wait for the worker; the outcome's chain if it drafted it, else None."""
+        """Wait for the worker: its round's record fields, and the outcome's chain if it drafted it, else None."""
         if self.job is None:
             return {}, None
         job, self.job = self.job, None
         t = time.perf_counter()
         job.thread.join()
         ready = job.done.get(job.outcome)
-        extras = {"hit": ready is not None, "outcome": list(job.outcome),
-                  "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
-                  "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
-                  "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
-        return extras, ready
+        bet = {"hit": ready is not None, "outcome": list(job.outcome),
+               "wait_ms": round((time.perf_counter() - t) * 1e3, 3),
+               "prefetch": [round(job.start_ms, 3), round(job.end_ms, 3)],
+               "bets": [[j, b, round(c, 4), (j, b) in job.done] for c, j, b in job.bets]}
+        return bet, ready
 
 
 class _Job:

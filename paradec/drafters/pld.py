@@ -4,7 +4,7 @@ No draft model: the proposal is a deterministic chain (q is one-hot), which suit
 summarisation, extraction and code editing, where the answer repeats the prompt."""
 from __future__ import annotations
 
-from .. import catalog
+from .. import catalog, records
 from .base import Draft, Drafter
 from .chain import chain_parents
 
@@ -33,9 +33,9 @@ class PromptLookup(Drafter):
             for start in _matches(ctx, n):
                 follow = _until(ctx[start + n : start + n + k], self.markers)
                 if follow:
-                    extras = {"ngram": ctx[-n:], "match_at": start}
-                    return Draft(tokens=follow, parents=chain_parents(len(follow)), extras=extras)
-        return Draft()
+                    record = records.Pld(ngram=ctx[-n:], match_at=start)
+                    return Draft(tokens=follow, parents=chain_parents(len(follow)), record=record)
+        return Draft(record=records.Pld())
 
 
 def _matches(ctx: list[int], n: int):

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from .. import records
 from ..trace import Trace
 from .arena import PALETTE, bars_figure, finish_times
 from .style import COLORS, layout
 
 
 def lengths(trace: Trace) -> list[int]:
-    """Tokens (a chain) or depths (a tree) drafted per step, what the rule decided; older chain
-    traces lack the extra, their nodes have it."""
-    return [s.extras.get("draft_length", len(s.nodes)) for s in trace.steps]
+    """Tokens (a chain) or depths (a tree) drafted per step, what the rule decided; a method with no
+    rule drafted its nodes."""
+    return [s.record.draft_length if isinstance(s.record, records.DraftLength) else len(s.nodes) for s in trace.steps]
 
 
 def lengths_figure(traces: dict[str, Trace], height: int = 300, unit: str = "tokens") -> go.Figure:
@@ -80,7 +81,8 @@ def calibration(trace: Trace, bins: int = 5) -> list[dict]:
     """The learned rule's predicted chance that the draft's token at position i (a tree: on the branch
     it was asked along, depth i + 1) is committed against whether the accepted path reached that far,
     by equal-width bins of the prediction (only steps that recorded a chance)."""
-    pairs = [(c, len(s.accepted) > i) for s in trace.steps for i, c in enumerate(s.extras.get("chance", []))]
+    pairs = [(c, len(s.accepted) > i) for s in trace.steps if isinstance(s.record, records.DraftLength)
+             for i, c in enumerate(s.record.chance or ())]
     groups: dict[int, list[tuple[float, bool]]] = {}
     for c, hit in pairs:
         groups.setdefault(min(bins - 1, int(c * bins)), []).append((c, hit))

@@ -2,10 +2,10 @@
 (kept or cut by cumulative confidence), the cut candidates and why, acceptance per depth,
 and several runs (EAGLE-1, -2, -3) compared on one prompt.
 
-An EAGLE step's extras["drafted"] holds every candidate the head drafted, parents before
-children: [token, parent candidate (-1: the pending token), depth, score (cumulative draft
-log-probability), rank among its parent's children, expanded (fed to the head for children),
-kept (verified)]. The kept candidates are step.nodes, renumbered in the same order."""
+An EAGLE step's record (paradec.records.Eagle) holds every candidate the head drafted, parents
+before children (records.Candidate: token, parent candidate (-1: the pending token), depth, score
+(cumulative draft log-probability), rank among its parent's children, expanded (fed to the head for
+children), kept (verified)). The kept candidates are step.nodes, renumbered in the same order."""
 from __future__ import annotations
 
 import math
@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import plotly.graph_objects as go
 
+from .. import records
 from ..trace import Trace
 from .arena import bars_figure, finish_times, length_histogram
 from .style import COLORS, label_room, layout
@@ -25,6 +26,7 @@ STATES = {"expanded": "#1f77b4", "not expanded": "#9ecae1", "accepted": COLORS["
 
 
 class Candidate(NamedTuple):
+    """A drafted candidate (records.Candidate) with its index among the step's candidates."""
     index: int
     token: int
     parent: int
@@ -40,7 +42,10 @@ class Candidate(NamedTuple):
 
 
 def candidates(trace: Trace, i: int) -> list[Candidate]:
-    return [Candidate(j, *c) for j, c in enumerate(trace.steps[i].extras.get("drafted", []))]
+    record = trace.steps[i].record
+    drafted = record.drafted if isinstance(record, records.Eagle) else None
+    return [Candidate(j, c.token, c.parent, c.depth, c.score, c.rank, c.expanded, c.kept)
+            for j, c in enumerate(drafted or ())]
 
 
 def kept_nodes(cands: list[Candidate]) -> dict[int, int]:

@@ -1,9 +1,9 @@
 """Jacobi decoding's convergence grid: iterations down, generated positions across, every
 cell one guess of the block, coloured by what happened to it in that iteration.
 
-Each step of a Jacobi trace is one iteration (one target forward). Its extras hold the
-block of guesses ("block") and, per guess, whether it differs from the previous iteration's
-guess at the same position ("changed"). The converged prefix is the step's accepted path;
+Each step of a Jacobi trace is one iteration (one target forward). Its record
+(paradec.records.Jacobi) holds the block of guesses and, per guess, whether it differs from
+the previous iteration's guess at the same position (changed). The converged prefix is the step's accepted path;
 the target adds one token of its own after it, so every iteration commits at least one."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def cells(trace: Trace, i: int) -> list[dict]:
     s = trace.steps[i]
     start = s.context_len - len(trace.prompt_ids)  # generated index of the block's first guess
     out = []
-    for k, (guess, changed) in enumerate(zip(s.extras["block"], s.extras["changed"])):
+    for k, (guess, changed) in enumerate(zip(s.record.block, s.record.changed)):
         state = COMMITTED if k < len(s.tokens) else CHANGED if changed else STABLE
         out.append({"position": start + k, "guess": guess, "state": state,
                     "token": s.tokens[k] if k < len(s.tokens) else None, "fixed": k < len(s.accepted)})

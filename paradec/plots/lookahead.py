@@ -1,26 +1,32 @@
 """Lookahead decoding (Fu et al., 2024) from a trace: the 2D window, the n-gram pool and the
 labels of the combined mask.
 
-A step's extras hold the window it fed ("levels": N-1 lists of W tokens, levels[0][0] the
-pending token), the window's position offsets and attention ("window_pos", "window_sees"),
-the pool's candidates for the pending token ("candidates") and the W n-grams the pass closed
-and added to the pool ("added": one per column, read down the column plus the prediction)."""
+A step's record (paradec.records.Lookahead) holds the window it fed (levels: N-1 lists of W tokens,
+levels[0][0] the pending token), the window's position offsets and attention (window_pos,
+window_sees), the pool's candidates for the pending token and the W n-grams the pass closed and
+added to the pool (added: one per column, read down the column plus the prediction)."""
 from __future__ import annotations
 
 import html
 
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from .. import records
+from ..trace import Step, Trace
 from .style import COLORS, layout
 from .tokens import label
 from .tree import pending_token
 
 
-def window_cells(extras: dict) -> list[tuple[int, int, int]]:
+def window(step: Step) -> records.Lookahead:
+    """The step's Lookahead record; for another method's step, an empty window (no window rows)."""
+    return step.record if isinstance(step.record, records.Lookahead) else records.Lookahead(levels=[])
+
+
+def window_cells(step: Step) -> list[tuple[int, int, int]]:
     """(level, column, token) of each window token, in verify-block order: level 0 without its
     column 0 (that is the pending token itself), then the other levels."""
-    return [(j, c, tok) for j, level in enumerate(extras.get("levels", [])) for c, tok in enumerate(level)
+    return [(j, c, tok) for j, level in enumerate(window(step).levels) for c, tok in enumerate(level)
             if (j, c) != (0, 0)]
 
 
@@ -31,7 +37,7 @@ def pool_before(trace: Trace, i: int) -> dict[int, list[list[int]]]:
     keep = max(1, trace.params.get("candidates", 3))
     pool: dict[int, list[list[int]]] = {}
     for s in trace.steps[:i]:
-        for gram in s.extras.get("added", []):
+        for gram in s.record.added:
             key, cont = gram[0], gram[1:]
             bucket = [c for c in pool.pop(key, []) if c != cont]
             pool[key] = ([cont] + bucket)[:keep]
@@ -42,7 +48,7 @@ def winner(trace: Trace, i: int) -> tuple[int | None, int]:
     """(index of the candidate the target accepted, how many of its tokens), or (None, 0)."""
     s = trace.steps[i]
     won = [s.nodes[a].token for a in s.accepted]
-    for k, cand in enumerate(s.extras.get("candidates", [])):
+    for k, cand in enumerate(s.record.candidates):
         if won and cand[: len(won)] == won:
             return k, len(won)
     return None, 0
@@ -85,17 +91,17 @@ def pool_html(trace: Trace, i: int, max_rows: int = 40) -> str:
 def _column_is_new(trace: Trace, i: int) -> list[bool]:
     """Per window column: whether its n-gram was not in the pool yet."""
     pool = pool_before(trace, i)
-    return [gram[1:] not in pool.get(gram[0], []) for gram in trace.steps[i].extras.get("added", [])]
+    return [gram[1:] not in pool.get(gram[0], []) for gram in trace.steps[i].record.added]
 
 
 def window_figure(trace: Trace, i: int, height: int = 260) -> go.Figure:
     """N rows x W columns: the N-1 levels fed in this pass and the target's predictions after
     the last level. Each column read downwards is one n-gram added to the pool (outlined:
     solid when new to the pool, dotted when it was there already)."""
-    ex = trace.steps[i].extras
-    added = ex.get("added", [])
-    grid = [list(level) for level in ex["levels"]] + ([[g[-1] for g in added]] if added else [])
-    n_levels = len(ex["levels"])
+    rec = trace.steps[i].record
+    added = rec.added
+    grid = [list(level) for level in rec.levels] + ([[g[-1] for g in added]] if added else [])
+    n_levels = len(rec.levels)
     names = [f"level {j}" for j in range(n_levels)] + (["prediction"] if added else [])
     z = [[0.5 if j == n_levels else 0.0 for _ in row] for j, row in enumerate(grid)]
     z[0][0] = 1.0  # the pending token: committed, not a guess

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from .. import tree
 from ..trace import Trace
-from .lookahead import window_cells
+from .lookahead import window, window_cells
 from .style import COLORS, layout
 from .tokens import label
 from .tree import pending_token
@@ -19,11 +19,11 @@ def mask_matrix(trace: Trace, i: int) -> tuple[list[list[int]], list[str], list[
     """Rows: pending token, each node, each window token. Columns: the context band, then the same."""
     step = trace.steps[i]
     parents = [n.parent for n in step.nodes]
-    rows = tree.mask_rows(parents, step.extras.get("window_sees", []))
+    rows = tree.mask_rows(parents, window(step).window_sees)
     z = [[CONTEXT] + [ALLOWED if ok else BLOCKED for ok in row] for row in rows]
     names = [f"P {label(trace.text_of(pending_token(trace, i)))}"]
     names += [f"{j} {label(trace.text_of(n.token))}" for j, n in enumerate(step.nodes)]
-    names += [f"L{lv}c{c} {label(trace.text_of(tok))}" for lv, c, tok in window_cells(step.extras)]
+    names += [f"L{lv}c{c} {label(trace.text_of(tok))}" for lv, c, tok in window_cells(step)]
     cols = [f"context ({step.context_len - 1} tokens)"] + names
     return z, names, cols
 
@@ -34,10 +34,10 @@ def why(trace: Trace, i: int) -> list[str]:
     out = ["pending token P (+0): the context and itself"]
     out += [f"candidate node {j} (+{n.depth}): the context, P and its own prefix in the candidate tree, "
             "so each n-gram is checked as if run alone" for j, n in enumerate(step.nodes)]
-    pos = step.extras.get("window_pos", [])
+    pos = window(step).window_pos
     out += [f"window level {lv}, column {c} (+{p}): P, level 0 up to column {c} and column {c} of the levels "
             "above: one Jacobi trajectory of consecutive positions; never a candidate"
-            for (lv, c, _), p in zip(window_cells(step.extras), pos)]
+            for (lv, c, _), p in zip(window_cells(step), pos)]
     return out
 
 

@@ -2,8 +2,8 @@
 path (head position x top-k rank) linked to its mask row, the path that won, and how
 often each head's guess was accepted.
 
-A Medusa step's extras hold, per node, its top-k rank ("rank") and head probability
-("head_p"), and per head its top-k tokens with probabilities ("head_top"); a node's depth
+A Medusa step's record (paradec.records.Medusa) holds, per node, its top-k rank and head
+probability, and per head its top-k tokens with probabilities (head_top); a node's depth
 is the head that guessed it (head d predicts the token d places after the pending one)."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .tokens import label
 def node_paths(trace: Trace, i: int) -> list[list[int]]:
     """Each node's path in medusa_choices notation: the top-k rank at every depth."""
     s = trace.steps[i]
-    ranks, parents = s.extras.get("rank", []), [n.parent for n in s.nodes]
+    ranks, parents = s.record.rank, [n.parent for n in s.nodes]
     return [[ranks[a] for a in tree.ancestors(parents, j)] for j in range(len(ranks))]
 
 
@@ -26,7 +26,7 @@ def node_rows(trace: Trace, i: int) -> list[dict]:
     """One row per node: node index, mask row, head (depth), rank, path, token, head
     probability, target probability and fate. Mask row 0 is the pending token."""
     s = trace.steps[i]
-    paths, head_p = node_paths(trace, i), s.extras.get("head_p", [])
+    paths, head_p = node_paths(trace, i), s.record.head_p
     return [{"node": j, "mask row": j + 1, "head": n.depth, "rank": paths[j][-1], "path": str(paths[j]),
              "token": label(trace.text_of(n.token)), "head p": head_p[j] if j < len(head_p) else None,
              "target p": n.p, "status": n.status} for j, n in enumerate(s.nodes)]
@@ -57,8 +57,8 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
     """Rows = heads, columns = top-k ranks; a cell is that head's rank-r token and its
     probability. Cells the tree used are outlined, the winning path's cells in green."""
     s = trace.steps[i]
-    top = s.extras.get("head_top", [])
-    used = {(n.depth, r) for n, r in zip(s.nodes, s.extras.get("rank", []))}
+    top = s.record.head_top
+    used = {(n.depth, r) for n, r in zip(s.nodes, s.record.rank)}
     won = {(d + 1, r) for d, r in enumerate(winner(trace, i))}
     z = [[p for _, p in row] for row in top]
     text = [[label(trace.text_of(t))[:7] for t, _ in row] for row in top]

@@ -7,7 +7,8 @@ import statistics
 
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from .. import records
+from ..trace import Step, Trace
 from .style import COLORS, layout
 
 DRAFT, TARGET = "draft worker", "target worker"
@@ -24,17 +25,23 @@ def intervals(trace: Trace) -> list[dict]:
     """Every timed interval: worker, kind, start and end (ms from the run's start), step index."""
     out = []
     for i, s in enumerate(trace.steps):
-        waited = min(s.extras.get("wait_ms", 0.0), s.draft_ms)
+        bet = _bet(s)
+        waited = min(bet.wait_ms, s.draft_ms)
         verify = s.start_ms + s.draft_ms
         if waited > 0:
             out.append(_iv(DRAFT, "wait", s.start_ms, s.start_ms + waited, i))
-        if not s.extras.get("hit"):  # on a hit the chain was ready: propose() only handed it over
+        if not bet.hit:  # on a hit the chain was ready: propose() only handed it over
             out.append(_iv(DRAFT, "draft", s.start_ms + waited, verify, i))
         out.append(_iv(TARGET, "verify", verify, verify + s.verify_ms, i))
-        if "prefetch" in s.extras:  # drafted during the previous step's verify pass
-            a, b = s.extras["prefetch"]
-            out.append(_iv(DRAFT, "hit" if s.extras.get("hit") else "miss", a, b, i - 1))
+        if bet.prefetch is not None:  # drafted during the previous step's verify pass
+            a, b = bet.prefetch
+            out.append(_iv(DRAFT, "hit" if bet.hit else "miss", a, b, i - 1))
     return out
+
+
+def _bet(s: Step) -> records.Mirror:
+    """A mirror step's record; for another method's step, one with no worker round."""
+    return s.record if isinstance(s.record, records.Mirror) else records.Mirror()
 
 
 def _iv(worker: str, kind: str, start: float, end: float, step: int) -> dict:
@@ -71,7 +78,7 @@ def summary(trace: Trace) -> dict:
     """What overlapping bought: time on the critical path vs drafting hidden behind verify passes."""
     ivs = intervals(trace)
     total = lambda kinds: round(sum(v["end"] - v["start"] for v in ivs if v["kind"] in kinds))  # noqa: E731
-    bets = [s.extras["hit"] for s in trace.steps if "hit" in s.extras]
+    bets = [_bet(s).hit for s in trace.steps if _bet(s).hit is not None]
     return {
         "run": "parallel" if trace.params.get("parallel") else "sequential",
         "tokens": trace.new_tokens, "target forwards": len(trace.steps), "τ": round(trace.tau, 2),
