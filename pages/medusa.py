@@ -6,7 +6,7 @@ from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.trace import Trace
 from paradec.tree import MEDUSA_TREES
-from ui import draft_length, sizing
+from ui import draft_length, sizing, sources
 from ui.controls import control
 from ui.page import method_page
 from ui.stage import Extra, Panel
@@ -68,15 +68,31 @@ def params() -> dict:
     return {"tree": tree_editor(), "acceptance": acceptance, **rule}
 
 
-def _remember(trace: Trace) -> list[dict]:
-    """Every Medusa trace seen this session (recorded or live), for comparing trees."""
+def _remember(trace: Trace, source: str) -> None:
+    """Keep a Medusa run in this session's comparison of trees (recorded, imported or live)."""
     runs = st.session_state.setdefault("medusa.runs", {})
     key = json.dumps([trace.params, trace.prompt, trace.sampling], sort_keys=True)
     nodes = max((len(s.nodes) for s in trace.steps), default=0)
-    runs[key] = {"tree nodes": nodes, "acceptance": trace.params.get("acceptance"), "τ": round(trace.tau, 2),
-                 "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
-                 "prompt": trace.prompt[:40]}
-    return list(runs.values())
+    runs.setdefault(key, {"tree": trace.params.get("tree") or HEADS_DEFAULT, "run": source})
+    runs[key] |= {"tree nodes": nodes, "acceptance": trace.params.get("acceptance"), "τ": round(trace.tau, 2),
+                  "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
+                  "prompt": trace.prompt[:40]}
+
+
+def trees_compared(trace: Trace) -> None:
+    """The recorded runs of the tree presets on one prompt, then every Medusa run of this session."""
+    header("Trees compared", MEASURED, FROM_RUN,
+           help="τ and time per token of Medusa with each tree preset on the same prompt, recorded one after "
+                "the other in one process, then every Medusa run of this session. A bigger tree raises τ only "
+                "while its extra nodes get accepted, and every node widens the verify pass.")
+    by_size = sorted(sources.medusa_trees().items(), key=lambda kv: max(len(s.nodes) for s in kv[1].steps))
+    for name, t in by_size:
+        _remember(t, f"recorded ({name})")
+    _remember(trace, "on this page")
+    st.dataframe(list(st.session_state["medusa.runs"].values()), hide_index=True)
+    st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
+               "with its τ and time per token. The recorded runs are one run each on one CPU thread: compare their "
+               "times loosely.")
 
 
 def won_line(trace: Trace, i: int) -> str:
@@ -105,11 +121,7 @@ def panels(trace: Trace, i: int) -> dict:
         st.dataframe(node_rows(trace, i), hide_index=True, height=280)
     with right:
         chart(figs["per_head"], "medusa.fig.per_head")
-    header("Trees compared", MEASURED, help="τ and time per token of every Medusa run: the recorded trees, then "
-           "the runs of this session.")
-    st.dataframe(_remember(trace), hide_index=True)
-    st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
-               "with its τ and time per token.")
+    trees_compared(trace)
     with st.expander("Tree size on this CPU"):
         st.markdown(DEFAULTS)
     return figs

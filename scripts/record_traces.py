@@ -71,7 +71,10 @@ PAGES = {
 }
 ARENA = {"ar": {}, "sps": {"k": 4}, "pld": {"k": 8}, "jacobi": {}, "lookahead": {}, "medusa": {}, "eagle": {},
          "eagle2": {}, "eagle3": {}, "early_exit": {}, "mirror": {"k": 4}}
-PARTS = ["cost", *PAGES, "arena"]  # what --only can name
+# Medusa's tree presets on medusa-greedy's prompt, one after the other: what a tree's size and shape do to τ
+# and to the time per token on this CPU (the Medusa page's "Trees compared").
+TREES = ("chain4", "small8", "cpu12", "wide16", "mc_sim_7b_63")
+PARTS = ["cost", *PAGES, "arena", "trees"]  # what --only can name
 
 
 def record(runner, draft: str, method: str, prompt: str, params: dict, sampling: dict, max_new: int):
@@ -150,6 +153,12 @@ def main(argv=None) -> int:
         runner.decode(Request("ar", EDIT, max_new_tokens=8))
         for method, params in ARENA.items():
             record(runner, a.draft, method, EDIT, params, {}, a.max_new_tokens).save(a.out / "arena" / f"{method}.json")
+    if "trees" in a.only:
+        print("medusa trees:", flush=True)
+        (a.out / "medusa-trees").mkdir(parents=True, exist_ok=True)
+        for tree in TREES:
+            record(runner, a.draft, "medusa", EXPLAIN, {"tree": tree}, {}, a.max_new_tokens).save(
+                a.out / "medusa-trees" / f"{tree}.json")
     print(f"done in {time.perf_counter() - t0:.0f} s -> {a.out}", flush=True)
     return 0
 

@@ -74,6 +74,10 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert "Nodes ↔ mask rows ↔ paths" in text and "Trees compared" in text
     assert "heads" in player(at, "medusa")["frames"][hit]["figs"]  # head × top-k rank, animated
     assert len(at.dataframe) >= 2 and ":red-badge[LOSSY]" not in text  # the recorded runs use exact acceptance
+    trees = at.dataframe[1].value  # recorded runs of the tree presets on one prompt, then the one shown
+    assert list(trees["tree"])[:5] == ["chain4", "small8", "cpu12", "wide16", "mc_sim_7b_63"]
+    assert list(trees["run"])[:5] == [f"recorded ({t})" for t in trees["tree"][:5]]
+    assert trees["tree nodes"][4] == 63 and trees["τ"][4] > trees["τ"][0]  # the big tree accepts more per pass
     assert at.selectbox(key="medusa.preset").value == "the heads' default"
     at.selectbox(key="medusa.preset").set_value("chain4").run()
     assert at.multiselect(key="medusa.paths.chain4.").value == ["[0]", "[0, 0]", "[0, 0, 0]", "[0, 0, 0, 0]"]

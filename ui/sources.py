@@ -11,6 +11,7 @@ from paradec.trace import Trace, TraceError
 
 TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
 ARENA_DIR = TRACE_DIR / "arena"
+MEDUSA_TREES_DIR = TRACE_DIR / "medusa-trees"  # one Medusa run per tree preset, on one prompt
 IMPORTED = "imported"  # session-state key: method -> Trace imported by this browser session
 
 
@@ -49,6 +50,11 @@ def arena() -> dict[str, Trace]:
     """The recorded arena set: every method on one prompt, AR first."""
     files = sorted(ARENA_DIR.glob("*.json"), key=lambda f: (f.stem != "ar", f.stem))
     return {f.stem: load(f) for f in files}
+
+
+def medusa_trees() -> dict[str, Trace]:
+    """The recorded Medusa runs of several tree presets on one prompt: preset name -> trace."""
+    return {f.stem: load(f) for f in sorted(MEDUSA_TREES_DIR.glob("*.json"))}
 
 
 def import_trace(data: bytes) -> Trace:
