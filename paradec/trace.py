@@ -51,9 +51,9 @@ class Node:
     parent: int
     depth: int
     q: float | None = None  # draft probability of this token (None: a deterministic proposal)
-    q_top: list = field(default_factory=list)  # [[token, prob], ...] of the draft distribution
+    q_top: list = field(default_factory=list)  # [[token, prob], ...] of the draft distribution (+ p_top's tokens)
     p: float | None = None  # target probability of this token, given its ancestors
-    p_top: list = field(default_factory=list)  # [[token, prob], ...] of that target distribution
+    p_top: list = field(default_factory=list)  # [[token, prob], ...] of that target distribution (+ q_top's tokens)
     accept_prob: float | None = None  # min(1, p/q) when the node was tested by sampling
     u: float | None = None  # the uniform draw compared with accept_prob
     status: str = "unreached"  # accepted | rejected | unreached (trace_check.STATUSES)

@@ -157,12 +157,22 @@ def record(draft: Draft, logits: torch.Tensor, out: Outcome, sampler: Sampler) -
 
     for t in out.tests:
         node, p = nodes[t.node], p_of(t.row) if t.p is None else t.p
-        node.p, node.p_top = round(float(p[node.token]), 6), top(p)
-        node.q, node.q_top = (1.0, [[node.token, 1.0]]) if t.q is None else (round(float(t.q[node.token]), 6), top(t.q))
+        p_top, q_top = top(p), [[node.token, 1.0]] if t.q is None else top(t.q)
+        # Each list also names the other's tokens, so both p and q are known on every token either
+        # names: the microscope's simulation then buckets only what neither top-k holds.
+        node.p, node.p_top = round(float(p[node.token]), 6), _with(p_top, q_top, lambda k: float(p[k]))
+        node.q = 1.0 if t.q is None else round(float(t.q[node.token]), 6)
+        node.q_top = _with(q_top, p_top, lambda k: 0.0 if t.q is None else float(t.q[k]))
         node.accept_prob, node.u = t.accept_prob, t.u
     last_p_top = top(p_of(out.last_row))
     residual_top = top(out.last_p) if out.last_origin == "resampled" and not sampler.greedy else None
     return nodes, last_p_top, residual_top
+
+
+def _with(own: list, other: list, prob) -> list:
+    """own's [token, prob] pairs, then prob(token) for the tokens only `other` names, likeliest first."""
+    have = {k for k, _ in own}
+    return sorted(own + [[k, round(prob(k), 6)] for k, _ in other if k not in have], key=lambda kv: -kv[1])
 
 
 def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, out: Outcome) -> Outcome:

@@ -91,6 +91,7 @@ def expected(loaded: models.Loaded) -> list[dict]:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # its RSS bound holds for eight threads running alone, not beside another process's tests
 def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bounded(tiny_dir):
     from ui import live
 

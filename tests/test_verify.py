@@ -175,3 +175,24 @@ def test_hidden_states_of_each_node_are_those_of_its_path(model):
             torch.testing.assert_close(out.hidden[0, i + 1], alone[1][0, -1], atol=ATOL, rtol=0)
             torch.testing.assert_close(out.hidden[1, i + 1], alone[-1][0, -1], atol=ATOL, rtol=0)
     assert target_forward(model, _cache_of(model, CONTEXT[:-1]), CONTEXT[-1:], Draft()).hidden is None
+
+
+def test_a_sampled_node_records_p_and_q_on_every_token_either_top_list_names():
+    """The microscope's simulation needs both p and q on a token to give it its own bar: the target's top
+    token, outside the draft's top-k, must not vanish into 'other'."""
+    from paradec.plots.microscope import OTHER, buckets
+
+    target = torch.full((2, V), -9.0)
+    target[0, 3], target[0, 4] = 4.0, 2.0  # the target prefers 3, then 4 ...
+    q = torch.full((V,), 1e-4)
+    q[4], q[5:16] = 0.5, 0.04  # ... the draft puts 4 first and never ranks 3 in its top ten
+    q = q / q.sum()
+    draft = Draft(tokens=[4], parents=[-1], q=[q])
+    sampler = Sampler(temperature=1.0)
+    out = accept(draft, target, sampler, torch.Generator().manual_seed(0))
+    node = record(draft, target, out, sampler)[0][0]
+    p_tokens, q_tokens = {k for k, _ in node.p_top}, {k for k, _ in node.q_top}
+    assert p_tokens == q_tokens and 3 in q_tokens  # each list names the other's tokens
+    assert dict(node.q_top)[3] == pytest.approx(float(q[3]), abs=1e-6)
+    keys, p, _ = buckets(node)
+    assert keys[0] == 3 and keys[-1] == OTHER and p[-1] < 0.01  # the target's top token has its own bar

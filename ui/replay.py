@@ -114,8 +114,8 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
     fig = microscope.histogram_figure(trace, node, SIM_DRAWS, seed)
     chart(fig, f"{ns}.fig.sim")
     st.caption("Real numpy draws (seeded) of: x ~ q; keep x with probability min(1, p/q); else draw from "
-               "norm(max(0, p − q)). It uses the trace's top-k of p and q: tokens in both lists keep their "
-               "probabilities, the rest is pooled in one 'other' bucket. The purple bars land on p, not on q.")
+               "norm(max(0, p − q)). It uses the p and q the trace recorded on the tokens either top-k names; the "
+               "rest of the vocabulary is pooled in one 'other' bucket. The purple bars land on p, not on q.")
     return {"simulation": fig}
 
 

@@ -1,9 +1,10 @@
 """The rejection-sampling microscope: p and q of one drafted position, the accept test,
 the residual, and a seeded simulation of the accept/resample rule.
 
-The trace keeps the top-k of p and q, not the whole vocabulary. The simulation therefore
-works on buckets whose masses are exact: every token found in both top-k lists (plus the
-drafted token, whose p and q are always recorded) and one 'other' bucket for the rest.
+The trace keeps the top-k of p and q, not the whole vocabulary; each list also names the
+other's tokens (traces recorded before that: only its own). The simulation therefore works on
+buckets whose masses are exact: every token whose p and q are both known (the drafted token's
+always are) and one 'other' bucket for the rest.
 Rejection sampling is exact on any such partition, so the histogram must land on p."""
 from __future__ import annotations
 
