@@ -160,19 +160,21 @@ def record(draft: Draft, logits: torch.Tensor, out: Outcome, sampler: Sampler) -
         p_top, q_top = top(p), [[node.token, 1.0]] if t.q is None else top(t.q)
         # Each list also names the other's tokens, so both p and q are known on every token either
         # names: the microscope's simulation then buckets only what neither top-k holds.
-        node.p, node.p_top = round(float(p[node.token]), 6), _with(p_top, q_top, lambda k: float(p[k]))
+        node.p, node.p_top = round(float(p[node.token]), 6), _with(p_top, q_top, p)
         node.q = 1.0 if t.q is None else round(float(t.q[node.token]), 6)
-        node.q_top = _with(q_top, p_top, lambda k: 0.0 if t.q is None else float(t.q[k]))
+        node.q_top = _with(q_top, p_top, t.q)
         node.accept_prob, node.u = t.accept_prob, t.u
     last_p_top = top(p_of(out.last_row))
     residual_top = top(out.last_p) if out.last_origin == "resampled" and not sampler.greedy else None
     return nodes, last_p_top, residual_top
 
 
-def _with(own: list, other: list, prob) -> list:
-    """own's [token, prob] pairs, then prob(token) for the tokens only `other` names, likeliest first."""
+def _with(own: list, other: list, dist: torch.Tensor | None) -> list:
+    """own's [token, prob] pairs, then dist's probability of the tokens only `other` names (0 where dist
+    is None: a deterministic proposal's one-hot q), likeliest first."""
     have = {k for k, _ in own}
-    return sorted(own + [[k, round(prob(k), 6)] for k, _ in other if k not in have], key=lambda kv: -kv[1])
+    more = [[k, 0.0 if dist is None else round(float(dist[k]), 6)] for k, _ in other if k not in have]
+    return sorted(own + more, key=lambda kv: -kv[1])
 
 
 def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, out: Outcome) -> Outcome:
