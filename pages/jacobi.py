@@ -1,6 +1,6 @@
 import streamlit as st
 
-from paradec.plots.jacobi import ROWS, committed_figure, grid_figure
+from paradec.plots.jacobi import ROWS, committed_figure, grid_figure, position_figure
 from paradec.plots.style import FROM_RUN
 from paradec.trace import Trace
 from ui import sources
@@ -63,11 +63,25 @@ GRID = [Panel("convergence", "Convergence grid", "Each row is one Jacobi iterati
 STAGE = Extra([GRID], lambda t, i: {"convergence": grid_figure(t, i), "committed": committed_figure(t, i)})
 
 
+FIRST = """**Why checking starts at the first position.** The target's prediction for position 1 of the block
+reads only committed tokens, so it is exactly what AR would write: every pass commits it. Position *k* reads
+the *k − 1* guesses before it, and its prediction counts only when all of them were right. The chart counts,
+in this run, the passes that committed each position."""
+
+
 def panels(trace: Trace, i: int) -> dict:
     with st.expander("Why about one token per pass, and what it costs here"):
         st.markdown(WHY_ONE)
         st.caption(COST)
-    return {"convergence": grid_figure(trace, i), "committed": committed_figure(trace, i)}
+    left, right = st.columns([1, 1.4])
+    with left:
+        header("Committed, by position in the block", FROM_RUN,
+               help="The share of Jacobi passes that committed the token at each position of the block: the first "
+                    "always (its prefix is exact), the later ones only after right guesses.")
+        fig = position_figure(trace)
+        chart(fig, f"{trace.method}.fig.position")
+    right.markdown(FIRST)
+    return {"convergence": grid_figure(trace, i), "committed": committed_figure(trace, i), "position": fig}
 
 
 def consistency_trained() -> None:

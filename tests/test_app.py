@@ -51,6 +51,7 @@ def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
     assert at.slider(key="jacobi.block").value == 8 and at.selectbox(key="jacobi.init").value == "repeat"
     text = markdown_text(at)
     assert "Consistency LLMs" in text and {"convergence", "committed"} <= set(player(at, "jacobi")["frames"][1]["figs"])
+    assert "Why checking starts at the first position" in text
 
 
 def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():

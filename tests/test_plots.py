@@ -1,6 +1,7 @@
 """The pure figure builders (paradec.plots) on a hand-made trace: no torch, no streamlit."""
 from dataclasses import replace
 from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -375,3 +376,12 @@ def test_combined_mask_has_the_window_rows_and_labels_both_branches():
     assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == ["◀ verification branch:", "lookahead branch ▶"]
     assert "one Jacobi trajectory" in fig.data[0].hovertext[5][0]
     assert not mask_figure(make_trace(), 2).layout.annotations  # no window: the plain draft mask
+
+
+def test_jacobi_commits_the_first_position_of_every_pass_and_later_ones_less_often():
+    from paradec.plots.jacobi import position_figure
+
+    trace = Trace.load(Path(__file__).resolve().parents[1] / "assets" / "traces" / "jacobi-greedy.json")
+    share = list(position_figure(trace).data[0].y)
+    assert share[0] == 1.0 and share == sorted(share, reverse=True) and share[-1] < 1.0
+    assert len(share) == max(len(s.tokens) for s in trace.steps)

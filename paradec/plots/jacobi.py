@@ -99,3 +99,19 @@ def committed_figure(trace: Trace, current: int, height: int = 330) -> go.Figure
     fig.update_xaxes(title="tokens committed by one forward", dtick=1)
     fig.update_yaxes(title="iterations", range=[0, max(counts.values()) * 1.2])
     return layout(fig, f"τ = {trace.tau:.2f} · this pass: {now}", height)
+
+
+def position_figure(trace: Trace, height: int = 280) -> go.Figure:
+    """Why a pass is checked from its first position: the share of passes that committed the token at
+    each position of the block. Position 1 is predicted from committed tokens only, so it is right every
+    time; position k needs the k - 1 guesses before it right as well."""
+    passes = [s for s in trace.steps if s.nodes]  # the prefill drafts nothing
+    longest = max((len(s.tokens) for s in passes), default=1)
+    share = [sum(len(s.tokens) >= k for s in passes) / max(1, len(passes)) for k in range(1, longest + 1)]
+    fig = go.Figure(go.Bar(
+        x=list(range(1, longest + 1)), y=share, text=[f"{v:.0%}" for v in share], textposition="outside",
+        marker_color=[COLORS["target"]] + [COLORS["accepted"]] * (longest - 1),
+    ))
+    fig.update_xaxes(title="position in the block", dtick=1)
+    fig.update_yaxes(title="passes that committed it", range=[0, 1.2], tickformat=".0%")
+    return layout(fig, "committed, by position", height)
