@@ -8,10 +8,9 @@ only the standard library, so recorded traces can be replayed anywhere.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields
 
-from . import catalog
+from . import catalog, safe_json
 from .files import read_regular, write_atomic
 from .records import Record, load, upgrade_step
 from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
@@ -208,12 +207,13 @@ class Trace:
         if len(text) > MAX_TRACE_BYTES:
             raise TraceError(f"trace file too large (over {MAX_TRACE_BYTES // 2**20} MiB)")
         try:
-            data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+            data = safe_json.loads(text)
+        except safe_json.Malformed as e:
+            raise TraceError(f"malformed paradec trace: {e}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise TraceError(f"not a JSON trace file: {e}") from None
         except RecursionError:  # json recurses once per nesting level: "[[[[..." exhausts the stack
             raise TraceError("not a JSON trace file: nested too deeply") from None
-        _check_depth(data)
         return cls.from_dict(data)
 
     def save(self, path) -> None:
@@ -251,43 +251,6 @@ def _build(cls, d: dict):
         if f.name in d and not _has_type(d[f.name], f.type):
             raise TypeError(f"field {f.name!r} of {cls.__name__} should be {f.type}, got {type(d[f.name]).__name__}")
     return cls(**d)
-
-
-# Numbers a trace may hold: what a page can compute with. Python would parse a number of
-# 5,000 digits with a ValueError of its own, NaN and Infinity (not JSON, but Python writes
-# them) would reach the pages' arithmetic, and 1e999 parses as infinity.
-MAX_INT_DIGITS = 19  # 64-bit integers: token ids, counts and seeds all fit
-
-
-MAX_DEPTH = 32  # a real trace nests 8 deep; copying or exporting recurses once per level
-
-
-def _check_depth(data) -> None:
-    """Refuse nesting that json parsed but that would exhaust the stack later (export, asdict)."""
-    todo = [(data, 1)]
-    while todo:
-        value, depth = todo.pop()
-        if depth > MAX_DEPTH:
-            raise TraceError(f"malformed paradec trace: nested more than {MAX_DEPTH} deep")
-        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-        todo.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise TraceError(f"malformed paradec trace: the number {text[:20]}... is too large")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise TraceError(f"malformed paradec trace: the number {text[:20]} is too large")
-    return value
-
-
-def _constant(name: str):
-    raise TraceError(f"malformed paradec trace: {name} is not a number a trace may hold")
 
 
 def _object(cls, d) -> dict:
