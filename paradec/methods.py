@@ -70,6 +70,14 @@ def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None)
     return params
 
 
+def given_params(method: str, pairs: list[str] | dict) -> dict:
+    """Only the parameters given (KEY=VALUE strings or a dict), typed and checked: what they leave out
+    stays out, for the device's sizes and then the defaults to fill (paradec.run.resolve_params)."""
+    keys = list(pairs) if isinstance(pairs, dict) else [_split(p)[0] for p in pairs]
+    typed = parse_params(method, pairs)
+    return {k: typed[k] for k in keys}
+
+
 def make_drafter(method: str, params: dict, draft_model=None, target_model=None) -> Drafter:
     desc, cls = describe(method), check_method(method)
     models = {"target_model": target_model} if desc.reads_target else {}

@@ -51,7 +51,7 @@ class Request:
     @cached_property
     def _given(self) -> dict:
         validate(self.prompt, self.max_new_tokens, self.temperature, self.top_p, self.top_k, self.seed)
-        return methods.parse_params(self.method, self.params)
+        return methods.given_params(self.method, self.params)  # not the defaults: the device sizes come first
 
 
 @dataclass(frozen=True)

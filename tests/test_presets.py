@@ -90,6 +90,19 @@ def test_runs_take_their_sizes_from_the_device(tiny_loaded, monkeypatch):
     assert run(tiny_loaded, "lookahead", "Hi", ["window=3"], max_new_tokens=2).params["window"] == 3
 
 
+def test_the_runner_sizes_for_the_device_what_a_request_leaves_out(tiny_loaded, monkeypatch):
+    """Every entry point (CLI, bench, service, app) decodes through the runner: a request that names no
+    parameter gets the device's sizes, not the catalog's defaults; a parameter it names wins."""
+    from paradec.runner import Request, Runner
+
+    monkeypatch.setattr(presets, "device_info", lambda device: H100)
+    runner = Runner(loaded={"tiny": tiny_loaded})
+    sized = runner.decode(Request("lookahead", "Hi", max_new_tokens=2)).params
+    assert sized == {"window": 8, "ngram": 5, "candidates": 8}
+    assert runner.decode(Request("lookahead", "Hi", {"window": 3}, max_new_tokens=2)).params["window"] == 3
+    assert runner.decode(Request("lookahead", "Hi", ["ngram=3"], max_new_tokens=2)).params["ngram"] == 3
+
+
 def test_device_info_reads_this_machine_cpu():
     info = presets.device_info("cpu")
     assert info.kind == "cpu" and info.processors >= 1 and info.memory_bytes == 0 and not info.bf16
