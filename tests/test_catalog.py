@@ -56,7 +56,9 @@ def test_the_device_sizes_only_what_the_description_marks_and_within_its_range(i
             p.check(value)
 
 
-@pytest.mark.parametrize("method", PAGES)
+# A page each (a second or two): the fast tier checks two, a chain's and a tree's; the slow tier the rest.
+@pytest.mark.parametrize("method", [pytest.param(m, marks=[] if m in ("sps", "medusa") else [pytest.mark.slow])
+                                    for m in PAGES])
 def test_every_page_control_is_the_description(method):
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page(f"pages/{PAGES[method]}.py").run()

@@ -159,6 +159,7 @@ def test_each_version_replays_its_own_recorded_trace(version):
         assert "EAGLE-1's static tree verifies every candidate" in " ".join(m.value for m in at.markdown)
 
 
+@pytest.mark.slow  # a second page render (the sampled trace's frames); the greedy ones stay in the fast tier
 def test_sampled_trace_replays():
     at = open_eagle(trace="sampled", step="2")
     assert at.radio(key="eagle3.recorded").value == "sampled" and not at.exception
