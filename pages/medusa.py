@@ -68,13 +68,17 @@ def params() -> dict:
     return {"tree": tree_editor(), "acceptance": acceptance, **rule}
 
 
+def _nodes(trace: Trace) -> int:
+    """The run's tree size: the most nodes one step verified."""
+    return max((len(s.nodes) for s in trace.steps), default=0)
+
+
 def _remember(trace: Trace, source: str) -> None:
     """Keep a Medusa run in this session's comparison of trees (recorded, imported or live)."""
     runs = st.session_state.setdefault("medusa.runs", {})
     key = json.dumps([trace.params, trace.prompt, trace.sampling], sort_keys=True)
-    nodes = max((len(s.nodes) for s in trace.steps), default=0)
     runs.setdefault(key, {"tree": trace.params.get("tree") or HEADS_DEFAULT, "run": source})
-    runs[key] |= {"tree nodes": nodes, "acceptance": trace.params.get("acceptance"), "τ": round(trace.tau, 2),
+    runs[key] |= {"tree nodes": _nodes(trace), "acceptance": trace.params.get("acceptance"), "τ": round(trace.tau, 2),
                   "ms / token": round(1e3 * trace.wall_s / max(1, trace.new_tokens), 1),
                   "prompt": trace.prompt[:40]}
 
@@ -85,8 +89,7 @@ def trees_compared(trace: Trace) -> None:
            help="τ and time per token of Medusa with each tree preset on the same prompt, recorded one after "
                 "the other in one process, then every Medusa run of this session. A bigger tree raises τ only "
                 "while its extra nodes get accepted, and every node widens the verify pass.")
-    by_size = sorted(sources.medusa_trees().items(), key=lambda kv: max(len(s.nodes) for s in kv[1].steps))
-    for name, t in by_size:
+    for name, t in sorted(sources.medusa_trees().items(), key=lambda kv: _nodes(kv[1])):  # smallest tree first
         _remember(t, f"recorded ({name})")
     _remember(trace, "on this page")
     st.dataframe(list(st.session_state["medusa.runs"].values()), hide_index=True)

@@ -81,7 +81,7 @@ def this_machine(cache_dir: Path, threads: int = 1) -> Hardware:
     """The probe's result for this CPU and thread count, measured at first use, then cached."""
     path = Path(cache_dir) / f"machine-{threads}thread.json"
     try:
-        record = json.loads(files.read_regular(path, 2**16))
+        record = _read(path)
         if record.get("cpu") == cpu_name() and record.get("cores") == os.cpu_count():
             return hardware(record)
     except (OSError, ValueError):
@@ -95,4 +95,8 @@ def this_machine(cache_dir: Path, threads: int = 1) -> Hardware:
 def recorded(path: Path) -> Hardware:
     """The machine that timed the shipped traces: its probe, saved when they were recorded.
     Reading it needs no torch, so a page of recorded runs opens on it at once."""
-    return hardware(json.loads(files.read_regular(path, 2**16)), "Recording machine")
+    return hardware(_read(path), "Recording machine")
+
+
+def _read(path: Path) -> dict:
+    return json.loads(files.read_regular(path, 2**16))  # a probe is a few hundred bytes

@@ -194,11 +194,12 @@ def _accept_typical(draft: Draft, logits: torch.Tensor, sampler: Sampler, gen, o
             rows[par + 1] = sampler.probs(logits[par + 1])
         p = rows[par + 1]
         entropy = -float((p * torch.log(p + 1e-5)).sum())  # Medusa's own formula
-        out.thresholds[i] = round(min(eps, delta * math.exp(-entropy)), 6)
+        threshold = min(eps, delta * math.exp(-entropy))
+        out.thresholds[i] = round(threshold, 6)  # the trace's copy; the test uses the exact value
         p_token = float(p[token])
         out.tests.append(Test(i, par + 1, p, draft.q[i] if draft.q else None))
         out.status[i] = "rejected"
-        passed[i] = p_token > min(eps, delta * math.exp(-entropy))
+        passed[i] = p_token > threshold
         score[i] = score[par] + math.log(max(p_token, 1e-30))
     depth = tree.depths(draft.parents)
     best = max((i for i in passed if passed[i]), key=lambda i: (depth[i], score[i]), default=None)
