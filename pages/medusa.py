@@ -32,8 +32,8 @@ HOW = """1. After each verify pass, keep the target's hidden state h at the last
    Medusa-2's **typical acceptance** (accept when p(token) > min(ε, δ·exp(−H(p)))) is faster but LOSSY.
 6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill."""
 
-DEFAULTS = """A verify pass costs about the same for 4 to 12 tokens and grows after that
-(≈ 61 / 93 / 91 / 100 / 115 / 130 ms for 1 / 4 / 8 / 12 / 16 / 24 tokens, 2 threads, 200-token context), so
+DEFAULTS = """A verify pass costs about the same for 1 to 12 tokens and grows after that
+(≈ 19 / 20 / 22 / 22 / 26 / 38 ms for 1 / 4 / 8 / 12 / 16 / 24 tokens, 2 threads: the Roofline page), so
 a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default tree
 was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card has the
 table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is nearly free."""

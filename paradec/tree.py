@@ -116,8 +116,8 @@ def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[i
 
 
 # Preset Medusa trees (medusa_choices). On a 2-core CPU a verify pass costs about the same
-# for 4 to 12 tokens and grows after that (61 / 93 / 91 / 100 / 115 ms for 1 / 4 / 8 / 12 /
-# 16 tokens), so the CPU presets stay near a dozen nodes; mc_sim_7b_63 is Medusa's own
+# for 1 to 12 tokens and grows after that (19 / 20 / 22 / 22 / 26 ms for 1 / 4 / 8 / 12 / 16
+# tokens: assets/traces/forward_cost.json), so the CPU presets stay near a dozen nodes; mc_sim_7b_63 is Medusa's own
 # 63-node tree for GPUs.
 MEDUSA_TREES = {
     "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],

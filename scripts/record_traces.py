@@ -137,6 +137,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(a.threads)
+    a.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     runner = Runner("cpu", "float32")
     if "cost" in a.only:  # and the machine it was timed on, which the Roofline page opens on

@@ -161,7 +161,8 @@ def measured_costs() -> None:
                "on this CPU costs much more for 2 rows than for 1. paradec's forward (every run decodes with it, "
                "AR included) packs the weights for a kernel that keeps up to 12 rows in registers while the weights "
                "stream from memory once: up to 12 tokens ride along almost free, as the roofline says they should; "
-               "past 12 each extra block of rows adds its arithmetic.")
+               "past 12, blocks of rows take turns on each tile of the weights while it is in cache, and each token "
+               "adds its arithmetic.")
     for path in sorted((Path(__file__).resolve().parents[1] / "assets" / "bench").glob("gpu-*.json")):
         gpu = sources.json_file(path)
         header(f"Measured on a GPU: {gpu['device']}", MEASURED,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ..data import ASSETS
 from ..drafters.medusa_heads import MedusaHeads
 from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, validation
@@ -132,10 +133,15 @@ def best_tree(acc: list[list[float]], size: int) -> tuple[list[list[int]], float
 # ---------------------------------------------------------------- the command and its card
 
 VERIFY_SIZES = (1, 4, 8, 12, 13, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
-# ms of one embedded-model verify pass over n tokens through the fast CPU forward every run decodes with
-# (assets/traces/forward_cost.json: 2 threads, this 2-core machine, quiet). The tree is sized with these
-# unless --measure asks for a fresh measurement (on a busy machine the other processes dominate).
-VERIFY_MS = {1: 18.2, 4: 20.5, 8: 21.2, 12: 22.0, 13: 30.7, 16: 31.2, 24: 37.8, 32: 49.1}
+FORWARD_COST = ASSETS / "traces" / "forward_cost.json"
+
+
+def recorded_verify_ms() -> dict[int, float]:
+    """ms of one embedded-model verify pass over n tokens through the fast CPU forward every run decodes with,
+    as recorded on a quiet machine (forward_cost.json, 2 threads). The tree is sized with these unless
+    --measure asks for a fresh measurement (on a busy machine the other processes dominate)."""
+    cost = json.loads(FORWARD_COST.read_text())
+    return {n: round(ms, 1) for n, ms in zip(cost["tokens"], cost["curves"]["paradec"]["median_ms"])}
 
 
 @torch.inference_mode()
@@ -205,9 +211,9 @@ final loss {stats['final_loss']}.
 
 Grown greedily by the chance of reaching each node (heads taken as independent, as Medusa's own tree
 search does), for each size, then sized by the time of a verify pass over the pending token plus the
-nodes ({"measured by this command" if args.measure else "measured on this 2-core CPU while quiet"}: one
-target forward after a 200-token context, 2 threads). A pass costs about the same from 4 to 12 tokens
-and then grows, so the best trade is a small tree:
+nodes ({"measured by this command after a 200-token context" if args.measure else
+"recorded on this 2-core CPU while quiet, assets/traces/forward_cost.json"}: one target forward, 2 threads).
+A pass costs about the same from 1 to 12 tokens and then grows, so the best trade is a small tree:
 
 | nodes | verify ms | expected τ | expected tokens/s |
 |---|---|---|---|
@@ -256,7 +262,7 @@ def command(args, argv) -> int:
                          checkpoint=out / CHECKPOINT)
     seconds = time.perf_counter() - t0
     torch.set_num_threads(decode_threads)
-    paths, table = choose_tree(stats["accuracy"], verify_ms(target.decoder) if args.measure else VERIFY_MS)
+    paths, table = choose_tree(stats["accuracy"], verify_ms(target.decoder) if args.measure else recorded_verify_ms())
     heads.tree, heads.target = paths, target.name
     out.mkdir(parents=True, exist_ok=True)
     save(heads, out / OURS)
