@@ -14,9 +14,10 @@ step() {  # step NAME ARGS...: python -m paradec.train ARGS --out OUT/NAME, unle
   echo "retrain: $name ($(date -u +%H:%M) UTC)"
   "$py" -m paradec.train "$@" --out "$out/$name"
 }
-step sps-smollm2 draft --layers 1 --vocab 4096 --steps 2000 --lr 2e-3 --threads 2
-step medusa-smollm2 medusa --steps 3000 --prompt-weight 0.5 --threads 2
+# EAGLE-3 first: the method the bench is for (its fastest); then by the speedups they stand to gain.
 step eagle3-smollm2 eagle --version 3 --steps 3000 --threads 2
+step medusa-smollm2 medusa --steps 3000 --prompt-weight 0.5 --threads 2
+step sps-smollm2 draft --layers 1 --vocab 4096 --steps 2000 --lr 2e-3 --threads 2
 step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2
 step early-exit-smollm2 early_exit --steps 1500 --threads 2
 if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
