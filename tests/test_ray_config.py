@@ -59,6 +59,23 @@ def test_build_refuses_what_ray_could_not_run():
         ray_serve.build([], replicas=1)
 
 
+def decoder_deployment(app):
+    """The one model's Decoder deployment behind the ingress (Ray's bound application, pinned Ray version)."""
+    [decoder] = app._bound_deployment.init_args[0].values()
+    return decoder._bound_deployment
+
+
+@pytest.mark.parametrize("gpus", [False, True])
+def test_replicas_scale_between_the_minimum_and_the_maximum_on_load(gpus):
+    fixed = decoder_deployment(ray_serve.build(["m"], replicas=2, queue=5, gpus=gpus))
+    assert fixed._deployment_config.num_replicas == 2 and fixed._deployment_config.autoscaling_config is None
+    scaled = decoder_deployment(ray_serve.build(["m"], replicas=1, max_replicas=4, queue=5, gpus=gpus))
+    auto = scaled._deployment_config.autoscaling_config
+    assert (auto.min_replicas, auto.max_replicas, auto.target_ongoing_requests) == (1, 4, 1)  # one run a replica
+    assert (scaled._deployment_config.max_queued_requests, scaled._deployment_config.max_ongoing_requests) == (5, 1)
+    assert scaled.ray_actor_options.get("num_gpus", 0) == (1 if gpus else 0)
+
+
 # ---------------------------------------------------------------- RayService over stand-in replicas
 
 TRACE = next((ROOT / "assets" / "traces").glob("pld-*.json")).read_text()
