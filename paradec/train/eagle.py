@@ -25,18 +25,21 @@ EVAL_EVERY = 100
 EVAL_ROWS = 64  # held-out rows scored during training (all of them before and after)
 
 
-def rows_of(shards: list[dict], version: int, val: bool) -> list[dict]:
-    """One dict per sequence, left padding removed: tokens (L,), answer (L,), feats (L, F), final (L, H)."""
-    out = []
-    for s in shards:
+def split_rows(shards: list[dict], version: int) -> tuple[list[dict], list[dict]]:
+    """(training rows, held-out rows), one dict per sequence with its left padding removed: tokens (L,),
+    answer (L,), feats (L, F), final (L, H). Empties `shards` as it goes: a shard's padded features are freed
+    once its rows are copied out, so memory peaks near the data's size, not twice it (~13 GB at 700k
+    answer tokens with EAGLE-3's fused features)."""
+    rows, held = [], []
+    while shards:
+        s = shards.pop(0)
         for r in range(s["tokens"].shape[0]):
-            if validation(int(s["prompt"][r])) != val:
-                continue
             m = s["mask"][r]
-            final = s["hidden"][r][m]  # a copy: the shards can go once every row is made
-            out.append({"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": final,
-                        "feats": s["fuse"][r][m] if version == 3 else final})
-    return out
+            final = s["hidden"][r][m]  # a boolean index copies
+            (held if validation(int(s["prompt"][r])) else rows).append(
+                {"tokens": s["tokens"][r][m].long(), "answer": s["answer"][r][m], "final": final,
+                 "feats": s["fuse"][r][m] if version == 3 else final})
+    return rows, held
 
 
 def init_head(target, version: int, ids: torch.Tensor) -> EagleHead:
@@ -122,8 +125,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     is measured every EVAL_EVERY steps on up to EVAL_ROWS held-out rows, and the best state kept."""
     torch.manual_seed(seed)
     unroll = ttt if version == 3 else 1
-    rows, held = rows_of(shards, version, False), rows_of(shards, version, True)
-    shards.clear()  # the rows hold copies: the caller's list no longer keeps the features twice in memory
+    rows, held = split_rows(shards, version)
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
     device = target.device
     head = init_head(target, version, ids.to(device)).to(device)

@@ -17,7 +17,7 @@ import torch
 
 from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
-from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, rows_of
+from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
 
@@ -85,7 +85,7 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
     """-> (adapter, facts); the state with the best held-out agreement is kept."""
     torch.manual_seed(seed)
     exit_layer = fuse_layers(target.config.num_hidden_layers)[0]
-    rows_, held = rows_of(shards, 3, False), rows_of(shards, 3, True)
+    rows_, held = split_rows(shards, 3)
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows_]), vocab)
     device = target.device
     adapter = init_adapter(target, exit_layer, ids).to(device)
