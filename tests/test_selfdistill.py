@@ -5,6 +5,7 @@ import json
 import torch
 
 from paradec.data import SPECBENCH, TRAIN_PROMPTS, read_jsonl, split_of
+from paradec.train import answers
 from paradec.train import prompts as made
 from paradec.train.answers import generate_shards
 from paradec.train.selfdistill import load_shards, training_prompts, training_rows
@@ -60,6 +61,11 @@ def test_answers_follow_ups_and_features(tiny_loaded, tmp_path):
         hidden = tiny_loaded.model(torch.tensor([row]), output_hidden_states=True).hidden_states[-1][0]
     assert torch.argmax(logits[-n - 1 : -1], dim=-1).tolist() == row[-n:]
     torch.testing.assert_close(first["hidden"][1][first["mask"][1]].float(), hidden, atol=2e-3, rtol=2e-3)
+    # Rows of similar lengths share a pass, cropped to the longest: the same features as one row at a time.
+    longest = max(shards, key=lambda s: int((~s["mask"]).sum()))
+    one_by_one = answers._shard_features(tiny_loaded, longest, batch=1)
+    for k in ("hidden", "fuse"):
+        torch.testing.assert_close(one_by_one[k][longest["mask"]], longest[k][longest["mask"]], atol=2e-3, rtol=2e-3)
     # A second call resumes: nothing is regenerated.
     before = {p: p.stat().st_mtime for p in tmp_path.glob("*.safetensors")}
     generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=2, max_new_tokens=5)

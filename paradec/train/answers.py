@@ -96,12 +96,26 @@ def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
     for n, path in enumerate(shards):
         feats = out / path.name.replace("shard-", "features-", 1)
         if not feats.exists():
-            s = load_file(str(path))
-            parts = [_features(target, s["tokens"][i:i + batch].long(), s["mask"][i:i + batch])
-                     for i in range(0, len(s["tokens"]), batch)]
-            _save({k: torch.cat([p[k] for p in parts]) for k in ("hidden", "fuse")}, feats)
+            _save(_shard_features(target, load_file(str(path)), batch), feats)
         print(f"\rself-distillation features: {n + 1}/{len(shards)} shards", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
+
+
+def _shard_features(target: Loaded, shard: dict, batch: int) -> dict:
+    """A shard's features, (R, L, H) and (R, L, 3H) (its padding's are never read). Rows go in `batch`es of similar
+    lengths, each cropped to its longest row: a shard's rows differ by their answers' lengths, and the
+    padding would otherwise be half as much work again."""
+    mask, (rows, width) = shard["mask"], shard["mask"].shape
+    out = {"hidden": torch.zeros(rows, width, target.model.config.hidden_size, dtype=torch.float16)}
+    out["fuse"] = torch.zeros(rows, width, 3 * out["hidden"].shape[-1], dtype=torch.float16)
+    order = torch.argsort(mask.sum(1), stable=True)
+    for i in range(0, rows, batch):
+        idx = order[i:i + batch]
+        start = width - int(mask[idx].sum(1).max())  # left padding: every row's tokens end at the right
+        part = _features(target, shard["tokens"][idx, start:].long(), mask[idx, start:])
+        for k in out:
+            out[k][idx, start:] = part[k]
+    return out
 
 
 @torch.inference_mode()
