@@ -54,7 +54,8 @@ def main(argv=None) -> int:
     rows = rows[: args.limit] if args.limit else rows
     target = load(args.model)
     out = generate_shards(target, rows, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
-    print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed)", file=sys.stderr)
+    print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed, rows, answer tokens)",
+          file=sys.stderr)
     return 0
 
 

@@ -23,6 +23,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from ..drafters.eagle_head import fuse_layers
+from ..files import write_atomic
 from ..models import Loaded, encode_prompt, eos_ids
 from ..sampling import Sampler
 from .generate import generate, prefill_allowed
@@ -52,8 +53,10 @@ def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, bat
               file=sys.stderr, flush=True)
     print(file=sys.stderr)
     add_features(target, out)
-    (out / "manifest.json").write_text(json.dumps({"prompts": len(encoded), "samples": samples, "batch": batch,
-                                                   "max_new_tokens": max_new_tokens, "seed": seed}))
+    answers = [load_file(str(p))["answer"] for p in sorted(out.glob("shard-*.safetensors"))]
+    write_atomic(out / "manifest.json", json.dumps({
+        "prompts": len(encoded), "samples": samples, "batch": batch, "max_new_tokens": max_new_tokens, "seed": seed,
+        "rows": sum(len(a) for a in answers), "answer_tokens": sum(int(a.sum()) for a in answers)}))
     return out
 
 
@@ -93,12 +96,20 @@ def _second_turn(tok, row: dict, answer: list[int]) -> list[int]:
 def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
     """features-*.safetensors for every answers shard that has none (resumable the same way)."""
     shards = sorted(out.glob("shard-*.safetensors"))
-    for n, path in enumerate(shards):
-        feats = out / path.name.replace("shard-", "features-", 1)
-        if not feats.exists():
-            _save(_shard_features(target, load_file(str(path)), batch), feats)
-        print(f"\rself-distillation features: {n + 1}/{len(shards)} shards", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+    todo = [p for p in shards if not _features_of(p).exists()]
+    tokens = {p: int(load_file(str(p))["mask"].sum()) for p in todo}  # the ETA counts tokens: shards differ
+    t0, done = time.perf_counter(), 0
+    for n, path in enumerate(todo):
+        _save(_shard_features(target, load_file(str(path)), batch), _features_of(path))
+        done += tokens[path]
+        eta = (time.perf_counter() - t0) / done * (sum(tokens.values()) - done)
+        print(f"\rself-distillation features: {len(shards) - len(todo) + n + 1}/{len(shards)} shards, "
+              f"~{eta / 60:.0f} min left", end="", file=sys.stderr, flush=True)
+    print(f"self-distillation features: all {len(shards)} shards", file=sys.stderr)
+
+
+def _features_of(shard: Path) -> Path:
+    return shard.with_name(shard.name.replace("shard-", "features-", 1))
 
 
 def _shard_features(target: Loaded, shard: dict, batch: int) -> dict:
