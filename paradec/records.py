@@ -9,10 +9,9 @@ description (paradec.catalog: Method.record). Schema 1 kept these fields in an u
 upgrade() reads it. Standard library only: the app replays traces without torch."""
 from __future__ import annotations
 
-import types
-import typing
 from dataclasses import MISSING, dataclass, field, fields
 
+from . import typed_json
 from .trace_check import MAX_LIST, MAX_WINDOW, tops
 from .tree import MAX_NODES
 
@@ -23,15 +22,8 @@ class Record:
 
     @classmethod
     def from_dict(cls, d) -> Record:
-        if not isinstance(d, dict):
-            raise TypeError(f"a {cls.__name__} record should be a JSON object, got {type(d).__name__}")
-        hints = typing.get_type_hints(cls)
-        unknown, missing = set(d) - set(hints), set(hints) - set(d)
-        if unknown:
-            raise TypeError(f"unknown field(s) {sorted(unknown)} in a {cls.__name__} record")
-        if missing:
-            raise TypeError(f"a {cls.__name__} record needs the field(s) {sorted(missing)}")
-        return cls(**{k: _typed(v, hints[k], f"{cls.__name__}.{k}") for k, v in d.items()})
+        """From a trace file: every field present and of its annotated type (paradec.typed_json)."""
+        return typed_json.build(cls, d, f"{cls.__name__} record", required={f.name for f in fields(cls)})
 
     @classmethod
     def upgrade(cls, extras: dict, nodes: int) -> dict:
@@ -244,35 +236,3 @@ def upgrade_step(step, cls: type[Record] | None) -> dict:
 def _ids(xs: list[int], name: str) -> None:
     if any(t < 0 for t in xs):
         raise ValueError(f"record field {name!r} holds a negative token id or index")
-
-
-def _typed(value, hint, where: str):
-    """value, checked against the annotation (int, float, bool, str, lists, unions, Candidate)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:  # X | None: X's own message says what is wrong
-            return _typed(value, options[0], where)
-        for a in options:  # the first that fits: int | float keeps an int
-            try:
-                return _typed(value, a, where)
-            except TypeError:
-                pass
-        raise TypeError(f"{where} should be {hint}, got {type(value).__name__}")
-    if origin is list:
-        if not isinstance(value, list):
-            raise TypeError(f"{where} should be a list, got {type(value).__name__}")
-        return [_typed(v, args[0], where) for v in value]
-    if hint is Candidate:
-        names = [f.name for f in fields(Candidate)]
-        if not isinstance(value, dict) or sorted(value) != sorted(names):
-            raise TypeError(f"{where}: a candidate has the fields {names}")
-        hints = typing.get_type_hints(Candidate)
-        return Candidate(**{k: _typed(v, hints[k], where) for k, v in value.items()})
-    if hint is float and type(value) in (int, float):
-        return float(value)
-    if type(value) is not hint:  # type(): JSON true is not the number 1
-        raise TypeError(f"{where} should be {hint.__name__}, got {type(value).__name__}")
-    return value

@@ -8,9 +8,9 @@ only the standard library, so recorded traces can be replayed anywhere.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 
-from . import catalog, safe_json
+from . import catalog, safe_json, typed_json
 from .files import read_regular, write_atomic
 from .records import Record, load, upgrade_step
 from .trace_check import ORIGINS, check, check_text  # noqa: F401 (ORIGINS: paradec.trace.ORIGINS stays)
@@ -80,12 +80,12 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: dict, method: str) -> "Step":
-        d = dict(_object(cls, d))
-        d["nodes"] = [_build(Node, n) for n in _list("nodes", d.get("nodes", []))]
-        if "record" not in d:
-            raise TypeError("a step needs its field 'record'")
-        d["record"] = load(record_class(method), d["record"], method)
-        return _build(cls, d)
+        """From a trace file; its record's class is the method's (paradec.catalog)."""
+        if not isinstance(d, dict) or "record" not in d:
+            raise TypeError("a step should be a JSON object with its field 'record'")
+        step = typed_json.build(cls, {k: v for k, v in d.items() if k != "record"})
+        step.record = load(record_class(method), d["record"], method)
+        return step
 
 
 def record_class(method: str) -> type[Record] | None:
@@ -195,8 +195,11 @@ class Trace:
         try:
             check_text(d)
             old, d = d["schema"], dict(d, schema=SCHEMA_VERSION)  # schema 1 is read as 2, step by step
-            trace = _build(cls, d)  # the steps are built after: their record's class is the method's
-            trace.steps = [_step(i, s, trace.method, old) for i, s in enumerate(_list("steps", trace.steps))]
+            steps = d.get("steps", [])  # built after the rest: their record's class is the method's
+            trace = typed_json.build(cls, {k: v for k, v in d.items() if k != "steps"})
+            if not isinstance(steps, list):
+                raise TypeError(f"field 'steps' should be a list, got {type(steps).__name__}")
+            trace.steps = [_step(i, s, trace.method, old) for i, s in enumerate(steps)]
             check(trace)  # what the fields mean: parents, paths, counts, records, sizes
         except (TypeError, AttributeError, KeyError, ValueError) as e:
             raise TraceError(f"malformed paradec trace: {e}") from None
@@ -238,50 +241,3 @@ def _step(i: int, s, method: str, schema: int) -> Step:
         return Step.from_dict(upgrade_step(s, record_class(method)) if schema == 1 else s, method)
     except (TypeError, ValueError) as e:
         raise type(e)(f"step {i}: {e}") from None
-
-
-def _build(cls, d: dict):
-    """Construct a dataclass from a dict, rejecting unknown or missing fields and values of
-    the wrong JSON type (a trace comes from a file: a bad one must fail here, not in a page)."""
-    names = {f.name for f in fields(cls)}
-    unknown = set(_object(cls, d)) - names
-    if unknown:
-        raise TypeError(f"unknown field(s) {sorted(unknown)} in {cls.__name__}")
-    for f in fields(cls):
-        if f.name in d and not _has_type(d[f.name], f.type):
-            raise TypeError(f"field {f.name!r} of {cls.__name__} should be {f.type}, got {type(d[f.name]).__name__}")
-    return cls(**d)
-
-
-def _object(cls, d) -> dict:
-    if not isinstance(d, dict):
-        raise TypeError(f"a {cls.__name__} should be a JSON object, got {type(d).__name__}")
-    return d
-
-
-def _list(name: str, value) -> list:
-    if not isinstance(value, list):
-        raise TypeError(f"field {name!r} should be a list, got {type(value).__name__}")
-    return value
-
-
-# The annotations' names (they are strings here: `from __future__ import annotations`).
-_TYPES = {"int": int, "float": (int, float), "bool": bool, "str": str, "dict": dict, "list": list, "None": type(None)}
-
-
-def _has_type(value, annotation: str) -> bool:
-    """Whether value fits an annotation such as "int", "float | None" or "list[int]";
-    list items are checked too when their type is a plain one."""
-    for option in annotation.split("|"):
-        outer, _, inner = option.strip().partition("[")
-        if _is(value, outer):
-            if not isinstance(value, list) or all(_is(v, inner.rstrip("]")) for v in value):
-                return True
-    return False
-
-
-def _is(value, name: str) -> bool:
-    """isinstance by annotation name (another name: anything); JSON true is not the number 1."""
-    if isinstance(value, bool) and name in ("int", "float"):
-        return False
-    return isinstance(value, _TYPES.get(name, object))
