@@ -264,6 +264,14 @@ def test_cost_figure_draws_every_repeat_and_each_forwards_median():
     assert [list(d.y) for d in dots[:2]] == [[19.0, 20.0, 21.0], [23.0, 24.0, 25.0]]
 
 
+def test_cost_figure_labels_only_sizes_far_enough_apart_to_read():
+    curve = {"median_ms": [20.0, 22.0, 23.0, 26.0], "all_ms": [[20.0], [22.0], [23.0], [26.0]]}
+    fig = kpis.cost_figure({"model": "m", "device": "cpu", "tokens": [1, 12, 13, 16], "curves": {"paradec": curve}})
+    [line] = [d for d in fig.data if d.mode == "lines+markers+text"]
+    assert list(line.text) == ["1.00×", "1.10×", "", "1.30×"]  # 13 sits on 12 on a log axis
+    assert list(fig.layout.xaxis.tickvals) == [1, 12, 16]
+
+
 def jacobi_trace() -> Trace:
     """Block of 3 after prompt [0, 1, 2]. Iteration 1: no guess is right, the target commits 7.
     Iteration 2 (positions 1..3): guesses 6, 5 are fixed points, guess 9 is not: 6, 5 and the

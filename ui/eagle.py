@@ -65,29 +65,27 @@ def _growth(trace: Trace, i: int, cands: list[plots.Candidate]) -> go.Figure:
                              key=f"{trace.method}.grow.{i}",
                              format_func=lambda v: "rerank (keep the best)" if v == RERANK else f"expand: depth {v}")
     fig = plots.growth_figure(trace, i, None if frame == RERANK else frame)
-    left, right = st.columns([1.2, 1])
-    with left:
-        header("The draft tree, drafted then reranked", FROM_RUN,
-               help="Every candidate EAGLE's head drafted this step, by depth. Step through the frames to watch the "
-                    "tree grow one depth at a time; the rerank then keeps the most confident candidates, the tree "
-                    "the target verifies.")
-        chart(fig, f"{trace.method}.fig.growth")
-        st.caption("x = depth; marker size = cumulative confidence exp(score), the product of the draft's q along "
-                   "the path. While growing, dark = expanded (fed to the head for children). After the rerank, "
-                   "outlined = was expanded, green = accepted path; kept nodes are the tree and mask rows below "
-                   "(hover: node and mask row). Per depth drafted / expanded / kept: "
-                   + ", ".join(f"d{r['depth']} {r['drafted']}/{r['expanded']}/{r['kept']}" for r in counts))
-    with right:
-        rows = plots.cut_rows(trace, i)
-        header(f"Cut by the rerank ({len(rows)})", FROM_RUN,
-               help="The candidates drafted this step that the rerank left out of the verified tree, with their "
-                    "cumulative confidence: drafting them cost head passes, but verifying them was judged not worth "
-                    "the wider pass.")
-        if rows:
-            st.dataframe(rows, hide_index=True, height=300)
-        else:
-            st.markdown("Nothing cut: " + ("EAGLE-1's static tree verifies every candidate." if trace.method == "eagle"
-                                           else "total_tokens covers every candidate drafted."))
+    # full width, the cut candidates below: beside a table, the deepest labels had no room at 1024 px
+    header("The draft tree, drafted then reranked", FROM_RUN,
+           help="Every candidate EAGLE's head drafted this step, by depth. Step through the frames to watch the "
+                "tree grow one depth at a time; the rerank then keeps the most confident candidates, the tree "
+                "the target verifies.")
+    chart(fig, f"{trace.method}.fig.growth")
+    st.caption("x = depth; marker size = cumulative confidence exp(score), the product of the draft's q along "
+               "the path. While growing, dark = expanded (fed to the head for children). After the rerank, "
+               "outlined = was expanded, green = accepted path; kept nodes are the tree and mask rows below "
+               "(hover: node and mask row). Per depth drafted / expanded / kept: "
+               + ", ".join(f"d{r['depth']} {r['drafted']}/{r['expanded']}/{r['kept']}" for r in counts))
+    rows = plots.cut_rows(trace, i)
+    header(f"Cut by the rerank ({len(rows)})", FROM_RUN,
+           help="The candidates drafted this step that the rerank left out of the verified tree, with their "
+                "cumulative confidence: drafting them cost head passes, but verifying them was judged not worth "
+                "the wider pass.")
+    if rows:
+        st.dataframe(rows, hide_index=True, height=300)
+    else:
+        st.markdown("Nothing cut: " + ("EAGLE-1's static tree verifies every candidate." if trace.method == "eagle"
+                                       else "total_tokens covers every candidate drafted."))
     return fig
 
 

@@ -66,7 +66,7 @@ def _measure() -> None:
 def choose() -> Choice:
     """Chip (the machine that timed the recorded traces, this one once measured, and the
     data-sheet presets), model, dtype, batch and context."""
-    c = st.columns([1.4, 1.6, 1, 1, 1.2], vertical_alignment="bottom")
+    c = [*st.columns(2), *st.columns([1, 1, 1.4], vertical_alignment="bottom")]  # two rows: the names are long
     chips = _hardware()
     hw = chips[c[0].selectbox("Hardware", list(chips), key="roof.hw",
                               help="Opens on the machine that timed the recorded traces (its probe, measured on "
