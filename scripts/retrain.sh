@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Retrain every shipped drafter on the self-distillation data, one after another, into OUT (default: paradec's
-# cache), skipping the ones already done (a model card there): an interrupted run redoes at most the drafter it
-# was on. Copy a result into assets/drafters/ only after the bench shows it is better (README, Trained drafters).
+# cache), skipping the ones already done (a model card there): an interrupted trainer goes on from its last
+# checkpoint. Copy a result into assets/drafters/ only after its comparison shows it is better (README,
+# Trained drafters).
 #
 #   scripts/retrain.sh [OUT]      (run from the repository root, after `python -m paradec.train data`)
 set -euo pipefail
@@ -14,23 +15,26 @@ step() {  # step NAME ARGS...: python -m paradec.train ARGS --out OUT/NAME, unle
   echo "retrain: $name ($(date -u +%H:%M) UTC)"
   "$py" -m paradec.train "$@" --out "$out/$name"
 }
-# EAGLE-3 first: the method the bench is for (its fastest); then by the speedups they stand to gain.
+compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the new one, in one bench run each
+  local name=$1 methods=$2; shift 2
+  if [ -f "$out/compare-$name.json" ]; then return; fi
+  echo "retrain: comparing $name ($(date -u +%H:%M) UTC)"
+  "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare-$name.json" \
+    --methods "$methods" "$@"
+}
+# EAGLE-3 first: the method the bench is for (its fastest); then by the speedups they stand to gain. Each is
+# compared (13 held-out prompts, 64 tokens) as soon as it is trained, so a stopped run has its numbers so far.
 step eagle3-smollm2 eagle --version 3 --steps 3000 --threads 2
+compare eagle3 "eagle3,eagle3[head=$out/eagle3-smollm2]"
 step medusa-smollm2 medusa --steps 3000 --prompt-weight 0.5 --threads 2
+compare medusa "medusa,medusa[heads=$out/medusa-smollm2]"
 step sps-smollm2 draft --layers 1 --vocab 4096 --steps 2000 --lr 2e-3 --threads 2
-step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2
-step early-exit-smollm2 early_exit --steps 1500 --threads 2
 if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi
-echo "retrain: all trained in $out"
-# Before against after, in one run each (13 held-out prompts, 64 tokens): the shipped drafters beside the new.
-if [ ! -f "$out/compare.json" ]; then
-  "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare.json" --methods \
-    "medusa,medusa[heads=$out/medusa-smollm2],eagle,eagle[head=$out/eagle-smollm2],eagle2,eagle2[head=$out/eagle-smollm2],eagle3,eagle3[head=$out/eagle3-smollm2],early_exit,early_exit[adapter=$out/early-exit-smollm2]"
-fi
-if [ ! -f "$out/compare-sps.json" ]; then
-  "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare-sps.json" \
-    --methods sps --draft "trained:$out/sps-smollm2"
-fi
-echo "retrain: done; compare $out/compare*.json with assets/bench/cpu-2core.json"
+compare sps sps --draft "trained:$out/sps-smollm2"
+step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2
+compare eagle "eagle,eagle[head=$out/eagle-smollm2],eagle2,eagle2[head=$out/eagle-smollm2]"
+step early-exit-smollm2 early_exit --steps 1500 --threads 2
+compare early-exit "early_exit,early_exit[adapter=$out/early-exit-smollm2]"
+echo "retrain: done; compare $out/compare-*.json with assets/bench/cpu-2core.json (the shipped drafters' run)"
