@@ -105,7 +105,7 @@ def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
         eta = (time.perf_counter() - t0) / done * (sum(tokens.values()) - done)
         print(f"\rself-distillation features: {len(shards) - len(todo) + n + 1}/{len(shards)} shards, "
               f"~{eta / 60:.0f} min left", end="", file=sys.stderr, flush=True)
-    print(f"self-distillation features: all {len(shards)} shards", file=sys.stderr)
+    print(file=sys.stderr)
 
 
 def _features_of(shard: Path) -> Path:
@@ -113,9 +113,9 @@ def _features_of(shard: Path) -> Path:
 
 
 def _shard_features(target: Loaded, shard: dict, batch: int) -> dict:
-    """A shard's features, (R, L, H) and (R, L, 3H) (its padding's are never read). Rows go in `batch`es of similar
-    lengths, each cropped to its longest row: a shard's rows differ by their answers' lengths, and the
-    padding would otherwise be half as much work again."""
+    """A shard's features, (R, L, H) and (R, L, 3H); what sits at its padding is never read. Rows go in
+    `batch`es of similar lengths, each cropped to its longest row: a shard's rows differ by their answers'
+    lengths, and the padding would otherwise be half as much work again."""
     mask, (rows, width) = shard["mask"], shard["mask"].shape
     out = {"hidden": torch.zeros(rows, width, target.model.config.hidden_size, dtype=torch.float16)}
     out["fuse"] = torch.zeros(rows, width, 3 * out["hidden"].shape[-1], dtype=torch.float16)
