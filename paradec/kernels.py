@@ -1,6 +1,6 @@
 """The CPU kernel for the few-row matrix products of decoding (paradec/csrc/small_gemm.cpp).
 
-Built once per machine with the machine's C++ compiler (-O3 -march=native, about 25 s on 2 cores) into
+Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, about 25 s on 2 cores) into
 paradec's cache folder, keyed by the source, torch's version and the CPU, then loaded in a second.
 `python -m paradec.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
 path runs on torch's own matrix products instead, and `why_not()` says why."""
@@ -15,6 +15,9 @@ import time
 from pathlib import Path
 
 SOURCE = Path(__file__).parent / "csrc" / "small_gemm.cpp"
+# -fopenmp: torch's parallel_for is inline, so it runs on torch's threads only when the kernel is compiled with
+# OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.
+BUILDS = (("", ["-O3", "-march=native", "-fopenmp"], ["-fopenmp"]), ("_serial", ["-O3", "-march=native"], []))
 _building = threading.Lock()  # one build at a time: two sessions of the app may ask at once
 
 
@@ -31,7 +34,8 @@ def _cpu() -> str:
 def _name() -> str:
     import torch
 
-    digest = hashlib.sha256(SOURCE.read_bytes() + torch.__version__.encode() + _cpu().encode()).hexdigest()
+    key = SOURCE.read_bytes() + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()
+    digest = hashlib.sha256(key).hexdigest()
     return f"paradec_small_gemm_{digest[:12]}"
 
 
@@ -47,15 +51,17 @@ def _load():
 
     from .cache import cache_dir
 
-    folder = cache_dir() / "kernels" / _name()
+    why = ""
     with _building:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            module = load(_name(), [str(SOURCE)], extra_cflags=["-O3", "-march=native"], build_directory=str(folder),
-                          verbose=False)
-        except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the fallback is torch's own
-            return None, f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"
-    return module, ""
+        for suffix, cflags, ldflags in BUILDS:
+            folder = cache_dir() / "kernels" / (_name() + suffix)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                return load(_name() + suffix, [str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags,
+                            build_directory=str(folder), verbose=False), ""
+            except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the next, or torch's own products
+                why = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"
+    return None, why
 
 
 def why_not() -> str:

@@ -158,9 +158,10 @@ def shards(tiny_loaded, tmp_path_factory):
 
 def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path):
     out = tmp_path / "draft"
-    assert train_main(["draft", "--data", str(shards), "--model", str(tiny_dir), "--layers", "1", "--vocab", "64",
+    data_args = ["--data", str(shards), "--features", str(shards)]  # answers and features together
+    assert train_main(["draft", *data_args, "--model", str(tiny_dir), "--layers", "1", "--vocab", "64",
                        "--steps", "4", "--out", str(out)]) == 0
-    assert train_main(["stop", "--data", str(shards), "--model", str(tiny_dir), "--draft", f"trained:{out}",
+    assert train_main(["stop", *data_args, "--model", str(tiny_dir), "--draft", f"trained:{out}",
                        "--threads", "1"]) == 0
     stop = json.loads((out / "stop.json").read_text())
     assert stop["features"] == list(dl.FEATURES) and len(stop["weights"]) == len(dl.FEATURES)

@@ -33,7 +33,8 @@ def data(tiny_loaded, tmp_path_factory):
 def trained(data, tiny_dir, tmp_path_factory):
     """The training command on those shards (a few seconds): the draft's folder."""
     out = tmp_path_factory.mktemp("draft")
-    code = train_main(["draft", "--data", str(data), "--model", str(tiny_dir), "--layers", "1",
+    data_args = ["--data", str(data), "--features", str(data)]  # answers and features together
+    code = train_main(["draft", *data_args, "--model", str(tiny_dir), "--layers", "1",
                        "--vocab", str(V_SUB), "--steps", "6", "--out", str(out)])
     assert code == 0
     return out

@@ -27,7 +27,8 @@ def shards(tiny_loaded, tmp_path_factory):
 @pytest.mark.parametrize("version,cls", [(1, Eagle2), (3, Eagle3)])
 def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, version, cls):
     out = tmp_path / "head"
-    code = train_main(["eagle", "--version", str(version), "--data", str(shards), "--steps", "6", "--vocab", "256",
+    data_args = ["--data", str(shards), "--features", str(shards)]  # answers and features together
+    code = train_main(["eagle", "--version", str(version), *data_args, "--steps", "6", "--vocab", "256",
                        "--batch", "2", "--crop", "16", "--out", str(out), "--model", str(tiny_dir), "--threads", "1"])
     assert code == 0
     head, meta = eagle_head.load(out)

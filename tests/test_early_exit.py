@@ -39,7 +39,8 @@ def trained(deep, tmp_path_factory):
     deep.tokenizer.save_pretrained(model_dir)
     prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
     generate_shards(deep, prompts, data, samples=1, batch=5, max_new_tokens=12)
-    code = train_main(["early_exit", "--data", str(data), "--steps", "6", "--vocab", "256", "--batch", "2",
+    data_args = ["--data", str(data), "--features", str(data)]  # answers and features together
+    code = train_main(["early_exit", *data_args, "--steps", "6", "--vocab", "256", "--batch", "2",
                        "--crop", "16", "--out", str(out), "--model", str(model_dir), "--threads", "1"])
     assert code == 0
     return out

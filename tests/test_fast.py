@@ -44,6 +44,21 @@ def test_the_kernel_is_a_matrix_product():
         torch.testing.assert_close(k.linear(x, k.pack(w), n), x @ w.T, atol=1e-5, rtol=1e-5)
 
 
+def test_the_kernel_shares_a_product_among_torchs_threads():
+    """Built without OpenMP, torch's parallel_for inlined into the kernel runs on one thread, whatever
+    torch.set_num_threads says (it went unnoticed for weeks: 2 threads cost what 1 did)."""
+    k = kernels.kernel()
+    if k is None:
+        pytest.skip(kernels.why_not())
+    before = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            assert k.parallel_pieces() == n
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_a_row_gets_the_same_bits_whatever_rows_share_its_pass():
     """A token's logits must not depend on how many drafts ride along: AR's 1-row pass and a verify pass's
     rows (one block of up to 12, or blocks taking turns over tiles of the weights) sum in the same order."""

@@ -49,7 +49,8 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     data, out = tmp_path / "data", tmp_path / "heads"
     prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
     generate_shards(tiny_loaded, prompts, data, samples=1, batch=5, max_new_tokens=12)
-    code = train_main(["medusa", "--data", str(data), "--steps", "8", "--vocab", "256", "--batch", "64",
+    data_args = ["--data", str(data), "--features", str(data)]  # answers and features together
+    code = train_main(["medusa", *data_args, "--steps", "8", "--vocab", "256", "--batch", "64",
                        "--heads", "3", "--out", str(out), "--model", str(tiny_dir), "--measure",
                        "--prompt-weight", "0.3"])
     assert code == 0

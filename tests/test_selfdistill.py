@@ -2,7 +2,9 @@
 one), and the data command end to end on a tiny model: answers, follow-ups, features, resumption."""
 import json
 
+import pytest
 import torch
+from safetensors.torch import load_file
 
 from paradec.data import SPECBENCH, TRAIN_PROMPTS, read_jsonl, split_of
 from paradec.train import answers
@@ -71,3 +73,22 @@ def test_answers_follow_ups_and_features(tiny_loaded, tmp_path):
     generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=2, max_new_tokens=5)
     assert before == {p: p.stat().st_mtime for p in tmp_path.glob("*.safetensors")}
     assert json.loads((tmp_path / "manifest.json").read_text())["prompts"] == 3
+
+
+def test_answers_ship_compact_and_features_are_kept_apart_by_content(tiny_loaded, tmp_path):
+    data, features = tmp_path / "answers", tmp_path / "features"
+    generate_shards(tiny_loaded, ["Say hi.", "Count to three, please.", "Name a colour."], data, samples=1, batch=3,
+                    max_new_tokens=6, features=features)
+    shard = next(data.glob("shard-*.safetensors"))
+    stored, rows = load_file(str(shard)), answers.read_answers(shard)
+    assert stored["ids"].dtype == torch.uint16 and len(stored["ids"]) == int(rows["mask"].sum())  # no padding
+    assert not list(data.glob("features-*")) and len(list(features.glob("features-*"))) == 1
+    packed = answers.pack(rows)
+    for k in ("ids", "length", "answer_length", "prompt"):
+        assert torch.equal(packed[k], stored[k])
+    assert (rows["answer"] <= rows["mask"]).all() and rows["answer"].any()
+    # Features are named by the answers' content: answers made again differently are not paired with stale ones.
+    assert load_shards(data, ("hidden",), features)[0]["hidden"].shape[:2] == rows["tokens"].shape
+    answers._save(answers.pack({**rows, "prompt": rows["prompt"] + 1}), shard)
+    with pytest.raises(FileNotFoundError, match="no features yet"):
+        load_shards(data, ("hidden",), features)

@@ -4,59 +4,67 @@
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
 // library GEMM on some CPUs instead costs 1.7-2.3x for 2-16 rows. Here the weights are packed once at load
 // into panels of 32 output columns stored k-major (panel p, row k: W[32p .. 32p+31, k]), so a panel streams
-// from memory once while up to 12 rows accumulate in registers. A verify pass's further rows take turns on
+// from memory once while up to 12 rows (3 with AVX2) accumulate in registers. A verify pass's further rows take turns on
 // each 8 KB tile of the panel while it is in the L1 cache, their sums parked in a small buffer between tiles.
 //
-// Portable C++: gcc/clang vector extensions (a 16-float vector: one AVX-512 register, two AVX, four NEON), built
-// with -O3 -march=native by paradec/kernels.py. The products sum in k order: not bit-equal to a library
-// GEMM, so every forward pass that must agree (AR and every verify pass) goes through this one kernel.
+// Portable C++: gcc/clang vector extensions of the machine's vector width, built with -O3 -march=native -fopenmp
+// by paradec/kernels.py (without OpenMP, at::parallel_for runs on one thread). The products sum in k order, with
+// fused multiply-adds: not bit-equal to a library GEMM, so every forward pass that must agree (AR and every
+// verify pass) goes through this one kernel.
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 
+#include <atomic>
+
 namespace {
 
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-constexpr int64_t P = 32;  // output columns per panel: two v16
+constexpr int64_t P = 32;  // output columns per panel: 128 bytes, two cache lines
 constexpr int64_t PREFETCH = 128;  // panel rows (128 bytes each) ahead: 16 KB
 // Panel rows per tile when the blocks of a pass of up to TILED_ROWS rows take turns: without tiles the second
 // turn re-read the whole panel from memory (the prefetches are non-temporal), and 13 rows cost 1.5x 12; 64
 // measured best of 32 to 256. A prompt's hundreds of rows are bound by the arithmetic, not the memory: tiles cost
 // them 5%, so they go untiled.
 constexpr int64_t TILE = 64, TILED_ROWS = 36;
-#ifdef __AVX512F__
-constexpr int MAX_ROWS = 12;  // rows whose accumulators stay in the 32 vector registers
+// The machine's own vector width: a wider generic vector than the registers is split by the compiler into
+// pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM). Rows per block: what keeps
+// the sums (rows x P / VW vectors) and a weight vector in the registers (32 with AVX-512, 16 with AVX2).
+#if defined(__AVX512F__)
+constexpr int VW = 16, MAX_ROWS = 12;
+#elif defined(__AVX__)
+constexpr int VW = 8, MAX_ROWS = 3;  // 2 and 4 measured slower for 1-8 rows (Zen 3)
 #else
-constexpr int MAX_ROWS = 3;   // 16 registers: 3 rows x 4 quarters, plus the weights
+constexpr int VW = 4, MAX_ROWS = 3;  // SSE, NEON
 #endif
+constexpr int NV = P / VW;  // vectors per panel row
+typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
 
 // MB rows of x times panel rows k0..k1-1, added to their sums in acc (MB x P; started at 0 when k0 is 0).
 // Each sum runs in k order whatever the tiles: the results do not depend on how many rows share a pass.
 template <int MB>
 void block(const float* __restrict x, int64_t K, const float* __restrict wp, float* __restrict acc, int64_t k0,
            int64_t k1) {
-  v16 a0[MB], a1[MB];
-  for (int r = 0; r < MB; ++r) {
-    a0[r] = k0 ? *(const v16*)(acc + r * P) : (v16){};
-    a1[r] = k0 ? *(const v16*)(acc + r * P + 16) : (v16){};
-  }
+  vec a[MB][NV];
+  for (int r = 0; r < MB; ++r)
+    for (int j = 0; j < NV; ++j) a[r][j] = k0 ? *(const vec*)(acc + r * P + j * VW) : (vec){};
   for (int64_t k = k0; k < k1; ++k) {
     // Ask for the weights PREFETCH rows ahead (into the next panel near the end): the loads from memory
     // then overlap the multiply-adds instead of following them (8 rows: 1.6x faster measured here).
     __builtin_prefetch(wp + (k + PREFETCH) * P, 0, 0);
     __builtin_prefetch(wp + (k + PREFETCH) * P + 16, 0, 0);
-    const v16 w0 = *(const v16*)(wp + k * P), w1 = *(const v16*)(wp + k * P + 16);
+    vec w[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) w[j] = *(const vec*)(wp + k * P + j * VW);
 #pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
       const float xv = x[r * K + k];
-      a0[r] += xv * w0;
-      a1[r] += xv * w1;
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) a[r][j] += xv * w[j];
     }
   }
-  for (int r = 0; r < MB; ++r) {
-    *(v16*)(acc + r * P) = a0[r];
-    *(v16*)(acc + r * P + 16) = a1[r];
-  }
+  for (int r = 0; r < MB; ++r)
+    for (int j = 0; j < NV; ++j) *(vec*)(acc + r * P + j * VW) = a[r][j];
 }
+
 
 // block<R> for a run-time R in 1..MAX_ROWS (a compile-time count inside, so the loops unroll).
 template <int R = MAX_ROWS>
@@ -120,7 +128,15 @@ torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t N) {
   return y;
 }
 
+// How many pieces parallel_for cuts work into here: torch's thread count when built with OpenMP, else 1.
+int64_t parallel_pieces() {
+  std::atomic<int64_t> pieces{0};
+  at::parallel_for(0, 1024, 1, [&](int64_t, int64_t) { ++pieces; });
+  return pieces;
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("pack", &pack, "pack a (N, K) weight into 16-column panels");
   m.def("linear", &linear, "x (M, K) times a packed weight -> (M, N)");
+  m.def("parallel_pieces", &parallel_pieces, "how many threads share a product");
 }

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..models import load
 from . import cllm, draft, eagle, early_exit, medusa, prompts, stop
 from .answers import generate_shards
-from .selfdistill import data_dir, training_rows
+from .selfdistill import add_data_args, training_rows
 
 
 def main(argv=None) -> int:
@@ -17,8 +17,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     pr = sub.add_parser("prompts", help="the training prompts at scale (assets/data/train_prompts.jsonl)")
     pr.add_argument("--seed", type=int, default=0)
-    d = sub.add_parser("data", help="the target answers the training prompts; answers + hidden states cached")
-    d.add_argument("--out", default=str(data_dir()))
+    d = sub.add_parser("data", help="the target answers the training prompts (shipped), then their features (cached)")
+    add_data_args(d)
     d.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     d.add_argument("--samples", type=int, default=2, help="answers per prompt: the first greedy, then sampled")
     d.add_argument("--batch", type=int, default=12, help="answers side by side (12 rows cost about one on the fast "
@@ -53,7 +53,8 @@ def main(argv=None) -> int:
     rows = training_rows()
     rows = rows[: args.limit] if args.limit else rows
     target = load(args.model)
-    out = generate_shards(target, rows, Path(args.out), args.samples, args.batch, args.max_new_tokens, seed=args.seed)
+    out = generate_shards(target, rows, Path(args.data), args.samples, args.batch, args.max_new_tokens, seed=args.seed,
+                          features=Path(args.features))
     print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed, rows, answer tokens)",
           file=sys.stderr)
     return 0

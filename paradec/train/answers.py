@@ -5,15 +5,19 @@ batch seeded), a prompt with a follow-up also on each of its answers, through th
 (paradec.train.generate; 12 rows a step cost about one). Resumable: a shard is written atomically per batch,
 so an interrupted run loses at most the batch it was on, and a rerun skips what exists.
 
-Two kinds of file, both safetensors, left-padded rows:
-- shard-s{sample}-{batch}.safetensors, the answers: tokens (R, L) int32, mask (R, L) bool (real tokens),
-  answer (R, L) bool (the target's own tokens), prompt (R,) int32 (the row's prompt: validation splits
-  by prompt). Small: what `--out assets/...` would ship.
-- features-s{sample}-{batch}.safetensors, what the drafters learn from, computed from the answers by one
-  teacher-forced pass (here, or on a later run from shards made elsewhere): hidden (R, L, H) float16 (the
-  final normed layer) and fuse (R, L, 3H) float16 (a low, a middle and a high layer, EAGLE-3's)."""
+Two kinds of file, both safetensors:
+- shard-s{sample}-{batch}.safetensors, the answers, compact (shipped in assets/data/selfdistill): ids (N,)
+  uint16 (every row's tokens, end to end), length (R,) and answer_length (R,) int32 (a row's tokens, and
+  how many at its end are the target's own), prompt (R,) int32 (the row's prompt: validation splits by
+  prompt), pad (1,) int32. read_answers() gives them back as left-padded rows: tokens (R, L) int32, mask
+  (R, L) bool (real tokens), answer (R, L) bool (the target's own tokens), prompt.
+- features-s{sample}-{batch}-{hash}.safetensors, what the drafters learn from, computed from the answers by
+  one teacher-forced pass (in a folder of their own: ~12 GB for the shipped answers, so the cache, not
+  git): hidden (R, L, H) float16 (the final normed layer) and fuse (R, L, 3H) float16 (a low, a middle and
+  a high layer, EAGLE-3's). The hash is the answers file's: features never outlive the answers they are of."""
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -32,9 +36,11 @@ SAMPLED = Sampler(temperature=0.8, top_p=0.95)
 
 
 def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, batch: int = 12,
-                    max_new_tokens: int = 256, max_prompt_tokens: int = 1024, seed: int = 0) -> Path:
+                    max_new_tokens: int = 256, max_prompt_tokens: int = 1024, seed: int = 0,
+                    features: Path | None = None) -> Path:
     """Answer every row (a prompt, or {"prompt", "follow_up"?}) `samples` times into `out`, then add the
-    features. Prompts are batched by length, so that a batch pads little."""
+    features into `features` (default: beside the answers). Prompts are batched by length, so that a batch
+    pads little."""
     out.mkdir(parents=True, exist_ok=True)
     rows = [r if isinstance(r, dict) else {"prompt": r} for r in rows]
     encoded = [(i, encode_prompt(target.tokenizer, r["prompt"])) for i, r in enumerate(rows)]
@@ -43,20 +49,20 @@ def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, bat
     jobs = [(s, i) for s in range(samples) for i in range(0, len(encoded), batch)]
     t0, made = time.perf_counter(), 0
     for n, (s, i) in enumerate(jobs):
-        path = out / f"shard-s{s}-{i:05d}.safetensors"
+        path = _shard(out, s, i)
         if not path.exists():
             gen = torch.Generator().manual_seed(seed + 1000 * s + i) if s else None
-            _save(_answer(target, rows, encoded[i:i + batch], max_new_tokens, gen), path)
+            _save(pack(_answer(target, rows, encoded[i:i + batch], max_new_tokens, gen)), path)
             made += 1
         eta = (time.perf_counter() - t0) / max(made, 1) * sum(1 for j in jobs[n + 1:] if not _shard(out, *j).exists())
         print(f"\rself-distillation answers: {n + 1}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="",
               file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    add_features(target, out)
-    answers = [load_file(str(p))["answer"] for p in sorted(out.glob("shard-*.safetensors"))]
-    write_atomic(out / "manifest.json", json.dumps({
+    answer_lengths = [load_file(str(p))["answer_length"] for p in sorted(out.glob("shard-*.safetensors"))]
+    write_atomic(out / "manifest.json", json.dumps({  # what the answers are; the features are remade from them
         "prompts": len(encoded), "samples": samples, "batch": batch, "max_new_tokens": max_new_tokens, "seed": seed,
-        "rows": sum(len(a) for a in answers), "answer_tokens": sum(int(a.sum()) for a in answers)}))
+        "rows": sum(len(a) for a in answer_lengths), "answer_tokens": sum(int(a.sum()) for a in answer_lengths)}))
+    add_features(target, out, out if features is None else features)
     return out
 
 
@@ -93,14 +99,16 @@ def _second_turn(tok, row: dict, answer: list[int]) -> list[int]:
     return list(tok.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"])
 
 
-def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
-    """features-*.safetensors for every answers shard that has none (resumable the same way)."""
+def add_features(target: Loaded, out: Path, features: Path, batch: int = 8) -> None:
+    """features-*.safetensors in `features` for every answers shard in `out` that has none (resumable the
+    same way)."""
+    features.mkdir(parents=True, exist_ok=True)
     shards = sorted(out.glob("shard-*.safetensors"))
-    todo = [p for p in shards if not _features_of(p).exists()]
-    tokens = {p: int(load_file(str(p))["mask"].sum()) for p in todo}  # the ETA counts tokens: shards differ
+    todo = [p for p in shards if not features_of(p, features).exists()]
+    tokens = {p: int(load_file(str(p))["length"].sum()) for p in todo}  # the ETA counts tokens: shards differ
     t0, done = time.perf_counter(), 0
     for n, path in enumerate(todo):
-        _save(_shard_features(target, load_file(str(path)), batch), _features_of(path))
+        _save(_shard_features(target, read_answers(path), batch), features_of(path, features))
         done += tokens[path]
         eta = (time.perf_counter() - t0) / done * (sum(tokens.values()) - done)
         print(f"\rself-distillation features: {len(shards) - len(todo) + n + 1}/{len(shards)} shards, "
@@ -108,8 +116,32 @@ def add_features(target: Loaded, out: Path, batch: int = 8) -> None:
     print(file=sys.stderr)
 
 
-def _features_of(shard: Path) -> Path:
-    return shard.with_name(shard.name.replace("shard-", "features-", 1))
+def features_of(shard: Path, features: Path) -> Path:
+    """Where an answers shard's features are: named by its content, so that new answers get new features."""
+    digest = hashlib.sha256(shard.read_bytes()).hexdigest()[:12]
+    return features / f"{shard.stem.replace('shard-', 'features-', 1)}-{digest}.safetensors"
+
+
+def pack(shard: dict) -> dict:
+    """Left-padded rows -> the compact file: the real tokens end to end (the vocabulary fits in 16 bits)."""
+    tokens, mask = shard["tokens"], shard["mask"]
+    if int(tokens.max()) >= 2**16:
+        raise ValueError("the compact answers file holds token ids below 65,536")
+    pad = tokens[~mask][:1] if (~mask).any() else torch.zeros(1, dtype=torch.int32)
+    return {"ids": tokens[mask].to(torch.uint16), "length": mask.sum(1).int(),
+            "answer_length": shard["answer"].sum(1).int(), "prompt": shard["prompt"], "pad": pad.int()}
+
+
+def read_answers(path: Path) -> dict:
+    """An answers shard as left-padded rows (see the module's docstring)."""
+    f = load_file(str(path))
+    length, answer_length = f["length"].long(), f["answer_length"].long()
+    width = int(length.max())
+    tokens = torch.full((len(length), width), int(f["pad"][0]), dtype=torch.int32)
+    cols = torch.arange(width)
+    mask, answer = cols >= width - length[:, None], cols >= width - answer_length[:, None]
+    tokens[mask] = f["ids"].to(torch.int32)  # boolean indexing is row-major: each row's tokens, left to right
+    return {"tokens": tokens, "mask": mask, "answer": answer, "prompt": f["prompt"]}
 
 
 def _shard_features(target: Loaded, shard: dict, batch: int) -> dict:

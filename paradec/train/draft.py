@@ -23,12 +23,12 @@ from ..speccost import chain_tau
 from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import (
     VALIDATION_EVERY,
+    add_data_args,
     command_line,
-    data_dir,
     frequent_tokens,
-    load_shards,
     published,
     read_manifest,
+    shards_of,
 )
 
 
@@ -165,7 +165,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
 
 def add_parser(sub) -> None:
     t = sub.add_parser("draft", help="distil the target into a small draft model for sps (weights + model card)")
-    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
+    add_data_args(t)
     t.add_argument("--layers", type=int, default=1)
     t.add_argument("--vocab", type=int, default=4096, help="V': how many of the most frequent answer tokens q scores")
     t.add_argument("--steps", type=int, default=300)
@@ -182,7 +182,7 @@ def command(args, argv) -> int:
     """python -m paradec.train draft: train, then write the weights and the model card."""
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
-    shards = load_shards(data, ("hidden",))
+    shards = shards_of(args, ("hidden",))
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     out = Path(args.out)

@@ -19,7 +19,15 @@ import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
 from .loop import CHECKPOINT, Plan, done, fit, spread
-from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest, validation
+from .selfdistill import (
+    VALIDATION_EVERY,
+    add_data_args,
+    command_line,
+    frequent_tokens,
+    published,
+    read_manifest,
+    validation,
+)
 
 EVAL_EVERY = 100
 EVAL_ROWS = 64  # held-out rows scored during training (all of them before and after)
@@ -169,7 +177,7 @@ def add_parser(sub) -> None:
     from ..drafters.eagle import SHIPPED
     t = sub.add_parser("eagle", help="train an EAGLE-1 or EAGLE-3 head on the self-distillation data (weights + card)")
     t.add_argument("--version", type=int, choices=(1, 3), default=3)
-    t.add_argument("--data", default=str(data_dir()))
+    add_data_args(t)
     t.add_argument("--steps", type=int, default=600)
     t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
     t.add_argument("--ttt", type=int, default=3, help="EAGLE-3: unrolled steps of training-time test")
@@ -190,13 +198,13 @@ def command(args, argv) -> int:
     from ..drafters import eagle_head
     from ..drafters.eagle import SHIPPED
     from ..models import load
-    from .selfdistill import load_shards
+    from .selfdistill import shards_of
 
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
     manifest = read_manifest(data)
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
-    shards = load_shards(data, ("hidden", "fuse") if args.version == 3 else ("hidden",))
+    shards = shards_of(args, ("hidden", "fuse") if args.version == 3 else ("hidden",))
     out = Path(args.out or SHIPPED[args.version])
     head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
                         args.lr, args.seed, args.prompt_weight, out / CHECKPOINT)

@@ -19,7 +19,7 @@ from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
 from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
-from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, published, read_manifest
+from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, published, read_manifest
 
 
 def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
@@ -115,7 +115,7 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
 def add_parser(sub) -> None:
     from ..drafters.early_exit import SHIPPED
     t = sub.add_parser("early_exit", help="train the early-exit adapter on the self-distillation data (weights + card)")
-    t.add_argument("--data", default=str(data_dir()))
+    add_data_args(t)
     t.add_argument("--steps", type=int, default=400)
     t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
     t.add_argument("--batch", type=int, default=4, help="rows per step")
@@ -133,15 +133,15 @@ def command(args, argv) -> int:
 
     from ..drafters.early_exit import STATS, save
     from ..models import load
-    from .selfdistill import load_shards
+    from .selfdistill import shards_of
 
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     out = Path(args.out)
-    adapter, facts = train(target.model, load_shards(data), args.steps, args.vocab, args.batch, args.crop, args.lr,
-                           args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT)
+    adapter, facts = train(target.model, shards_of(args, ("hidden", "fuse")), args.steps, args.vocab, args.batch,
+                           args.crop, args.lr, args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT)
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
     (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
     cmd = command_line(argv)

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from ..data import ASSETS
 from ..drafters.medusa_heads import MedusaHeads
 from .loop import CHECKPOINT, Plan, done, fit
-from .selfdistill import VALIDATION_EVERY, command_line, data_dir, frequent_tokens, validation
+from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, validation
 
 TOP = 10  # ranks measured per head
 EVAL_EVERY = 50
@@ -226,7 +226,7 @@ Chosen ({len(paths)} nodes): `{json.dumps(paths)}`
 def add_parser(sub) -> None:
     from ..drafters.medusa import SHIPPED
     t = sub.add_parser("medusa", help="train Medusa-1 heads on the self-distillation data (weights + model card)")
-    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
+    add_data_args(t)
     t.add_argument("--heads", type=int, default=4)
     t.add_argument("--layers", type=int, default=1, help="residual blocks per head")
     t.add_argument("--steps", type=int, default=600)
@@ -249,7 +249,7 @@ def command(args, argv) -> int:
 
     from ..drafters.medusa_heads import OURS, save
     from ..models import load
-    from .selfdistill import load_shards
+    from .selfdistill import shards_of
 
     decode_threads = torch.get_num_threads()  # what runs and bench use: the tree is sized for it
     torch.set_num_threads(args.threads)
@@ -257,7 +257,7 @@ def command(args, argv) -> int:
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
     out = Path(args.out)
-    heads, stats = train(load_shards(Path(args.data).expanduser(), ("hidden",)), lm, args.heads, args.layers,
+    heads, stats = train(shards_of(args, ("hidden",)), lm, args.heads, args.layers,
                          args.steps, args.vocab, args.batch, args.lr, args.seed, args.prompt_weight,
                          checkpoint=out / CHECKPOINT)
     seconds = time.perf_counter() - t0

@@ -1,7 +1,9 @@
 """Self-distillation data: the prompts the drafters train on, and the answers-and-features shards the
-training commands read (made by paradec.train.answers: python -m paradec.train data)."""
+training commands read (made by paradec.train.answers: python -m paradec.train data). The answers are
+shipped (assets/data/selfdistill); their features are remade from them into the cache."""
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -9,9 +11,9 @@ from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from safetensors.torch import load_file
 
-from ..data import SPECBENCH, TRAIN_PROMPTS, first_turn, read_jsonl, split_of
+from ..data import ASSETS, SPECBENCH, TRAIN_PROMPTS, first_turn, read_jsonl, split_of
+from .answers import features_of, read_answers
 
 
 def training_rows(seed: int = 0) -> list[dict]:
@@ -35,11 +37,23 @@ def validation(prompt: int) -> bool:
 
 
 def data_dir() -> Path:
-    """Where the self-distillation data is made and read by default: paradec's cache, not git (the data
-    of 256-token answers; "distill", the older 128-token set, is no longer read)."""
+    """Where the self-distillation answers are made and read by default: shipped with the repository
+    (token ids, ~4 MB), so that retraining never waits hours for the target to answer again."""
+    return ASSETS / "data" / "selfdistill"
+
+
+def features_dir() -> Path:
+    """Where the answers' features are made and read by default: paradec's cache (~12 GB: not git)."""
     from ..models import cache_dir
 
-    return cache_dir() / "selfdistill"
+    return cache_dir() / "selfdistill-features"
+
+
+def add_data_args(parser: argparse.ArgumentParser) -> None:
+    """--data and --features, the same for every command that reads or makes the shards."""
+    parser.add_argument("--data", default=str(data_dir()), help="the self-distillation answers (shipped)")
+    parser.add_argument("--features", default=str(features_dir()),
+                        help="their features (python -m paradec.train data remakes them)")
 
 
 def training_prompts(seed: int = 0) -> list[str]:
@@ -72,17 +86,24 @@ def command_line(argv) -> str:
     return "python -m paradec.train " + " ".join(sys.argv[1:] if argv is None else argv)
 
 
-def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse")) -> list[dict]:
-    """Every answers shard with the features asked for (paradec.train.answers): at 500k answer tokens the
-    fused ones alone take ~6 GB, so a drafter that reads only the final hidden state loads only that."""
+def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse"),
+                features_folder: Path | None = None) -> list[dict]:
+    """Every answers shard with the features asked for (paradec.train.answers; in `features_folder`, by
+    default beside the answers): at 500k answer tokens the fused ones alone take ~6 GB, so a drafter that
+    reads only the final hidden state loads only that."""
     shards = sorted(Path(folder).glob("shard-*.safetensors"))
     if not shards:
         raise FileNotFoundError(f"no self-distillation data in {folder}: run `python -m paradec.train data` first")
     out = []
     for s in shards:
-        feats = s.with_name(s.name.replace("shard-", "features-", 1))
+        feats = features_of(s, Path(folder if features_folder is None else features_folder))
         if not feats.exists():
             raise FileNotFoundError(f"{s} has no features yet: run `python -m paradec.train data` (it adds them)")
         with safe_open(str(feats), "pt") as f:
-            out.append({**load_file(str(s)), **{k: f.get_tensor(k) for k in features}})
+            out.append({**read_answers(s), **{k: f.get_tensor(k) for k in features}})
     return out
+
+
+def shards_of(args: argparse.Namespace, features: tuple[str, ...]) -> list[dict]:
+    """The shards a training command's --data and --features name."""
+    return load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser())

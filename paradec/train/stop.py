@@ -22,7 +22,7 @@ import torch
 from ..drafters.draft_length import FEATURES, MAX_K, features
 from ..models import load, load_draft
 from .draft import rows_of, split
-from .selfdistill import command_line, data_dir, load_shards, published
+from .selfdistill import add_data_args, command_line, published, shards_of
 
 
 @torch.no_grad()
@@ -113,7 +113,7 @@ def train(draft, lm_head: torch.Tensor, shards: list[dict], l2: float = 1e-3) ->
 
 def add_parser(sub) -> None:
     t = sub.add_parser("stop", help="fit the learned draft-length rule of sps (assets/drafters/sps-smollm2/stop.json)")
-    t.add_argument("--data", default=str(data_dir()), help="the self-distillation shards")
+    add_data_args(t)
     t.add_argument("--draft", default="trained", help="the draft whose acceptance is predicted (as sps's --draft)")
     t.add_argument("--l2", type=float, default=1e-3, help="ridge on the weights, per sample")
     t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
@@ -130,7 +130,7 @@ def command(args, argv) -> int:
     target = load(args.model, "cpu", "float32")
     draft = load_draft(args.draft, target).model.eval()
     data = Path(args.data).expanduser()
-    stop = train(draft, target.model.get_output_embeddings().weight.detach(), load_shards(data, ("hidden",)), args.l2)
+    stop = train(draft, target.model.get_output_embeddings().weight.detach(), shards_of(args, ("hidden",)), args.l2)
     stop["trained"] |= {"command": command_line(argv),
                         "target": target.name, "draft": args.draft,
                         "data": published(data)}
