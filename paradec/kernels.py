@@ -1,6 +1,6 @@
 """The CPU kernel for the few-row matrix products of decoding (paradec/csrc/small_gemm.cpp).
 
-Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, about 25 s on 2 cores) into
+Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, 25-50 s on 2 cores) into
 paradec's cache folder, keyed by the source, torch's version and the CPU, then loaded in a second.
 `python -m paradec.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
 path runs on torch's own matrix products instead, and `why_not()` says why."""
@@ -54,10 +54,11 @@ def _load():
     why = ""
     with _building:
         for suffix, cflags, ldflags in BUILDS:
-            folder = cache_dir() / "kernels" / (_name() + suffix)
+            name = _name() + suffix
+            folder = cache_dir() / "kernels" / name
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                return load(_name() + suffix, [str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags,
+                return load(name, [str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags,
                             build_directory=str(folder), verbose=False), ""
             except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the next, or torch's own products
                 why = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"

@@ -4,8 +4,9 @@
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
 // library GEMM on some CPUs instead costs 1.7-2.3x for 2-16 rows. Here the weights are packed once at load
 // into panels of 32 output columns stored k-major (panel p, row k: W[32p .. 32p+31, k]), so a panel streams
-// from memory once while up to 12 rows (3 with AVX2) accumulate in registers. A verify pass's further rows take turns on
-// each 8 KB tile of the panel while it is in the L1 cache, their sums parked in a small buffer between tiles.
+// from memory once while up to 12 rows (3 with AVX2) accumulate in registers. A verify pass's further rows
+// take turns on each 8 KB tile of the panel while it is in the L1 cache, their sums parked in a small buffer
+// between tiles.
 //
 // Portable C++: gcc/clang vector extensions of the machine's vector width, built with -O3 -march=native -fopenmp
 // by paradec/kernels.py (without OpenMP, at::parallel_for runs on one thread). The products sum in k order, with
@@ -64,7 +65,6 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
   for (int r = 0; r < MB; ++r)
     for (int j = 0; j < NV; ++j) *(vec*)(acc + r * P + j * VW) = a[r][j];
 }
-
 
 // block<R> for a run-time R in 1..MAX_ROWS (a compile-time count inside, so the loops unroll).
 template <int R = MAX_ROWS>

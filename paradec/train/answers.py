@@ -104,11 +104,11 @@ def add_features(target: Loaded, out: Path, features: Path, batch: int = 8) -> N
     same way)."""
     features.mkdir(parents=True, exist_ok=True)
     shards = sorted(out.glob("shard-*.safetensors"))
-    todo = [p for p in shards if not features_of(p, features).exists()]
+    todo = {p: f for p in shards if not (f := features_of(p, features)).exists()}  # answers -> their features
     tokens = {p: int(load_file(str(p))["length"].sum()) for p in todo}  # the ETA counts tokens: shards differ
     t0, done = time.perf_counter(), 0
-    for n, path in enumerate(todo):
-        _save(_shard_features(target, read_answers(path), batch), features_of(path, features))
+    for n, (path, feats) in enumerate(todo.items()):
+        _save(_shard_features(target, read_answers(path), batch), feats)
         done += tokens[path]
         eta = (time.perf_counter() - t0) / done * (sum(tokens.values()) - done)
         print(f"\rself-distillation features: {len(shards) - len(todo) + n + 1}/{len(shards)} shards, "
