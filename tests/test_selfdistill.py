@@ -92,3 +92,14 @@ def test_answers_ship_compact_and_features_are_kept_apart_by_content(tiny_loaded
     answers._save(answers.pack({**rows, "prompt": rows["prompt"] + 1}), shard)
     with pytest.raises(FileNotFoundError, match="no features yet"):
         load_shards(data, ("hidden",), features)
+
+
+def test_a_token_target_stops_the_answers_and_a_larger_one_goes_on(tiny_loaded, tmp_path):
+    rows = ["Say hi.", "Count to three, please.", "Name a colour.", "Spell cat."]
+    generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=1, max_new_tokens=4, answer_tokens=1)
+    first = json.loads((tmp_path / "manifest.json").read_text())
+    assert first["batches"] == "1 of 8" and 1 <= first["answer_tokens"] <= 4 and first["answer_tokens_asked"] == 1
+    assert [p.name for p in tmp_path.glob("shard-*")] == ["shard-s0-00000.safetensors"]  # greedy comes first
+    generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=1, max_new_tokens=4,
+                    answer_tokens=first["answer_tokens"] + 1)
+    assert json.loads((tmp_path / "manifest.json").read_text())["batches"] == "2 of 8"

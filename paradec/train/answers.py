@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -37,33 +38,47 @@ SAMPLED = Sampler(temperature=0.8, top_p=0.95)
 
 def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, batch: int = 12,
                     max_new_tokens: int = 256, max_prompt_tokens: int = 1024, seed: int = 0,
-                    features: Path | None = None) -> Path:
+                    features: Path | None = None, answer_tokens: int = 0) -> Path:
     """Answer every row (a prompt, or {"prompt", "follow_up"?}) `samples` times into `out`, then add the
     features into `features` (default: beside the answers). Prompts are batched by length, so that a batch
-    pads little."""
+    pads little. answer_tokens > 0: stop making batches once the answers in `out` hold that many tokens (the
+    greedy batches come first, then the sampled ones, shortest prompts first)."""
     out.mkdir(parents=True, exist_ok=True)
     rows = [r if isinstance(r, dict) else {"prompt": r} for r in rows]
     encoded = [(i, encode_prompt(target.tokenizer, r["prompt"])) for i, r in enumerate(rows)]
     encoded = sorted((e for e in encoded if len(e[1]) <= max_prompt_tokens), key=lambda e: (len(e[1]), e[0]))
     print(f"{len(encoded)} of {len(rows)} prompts fit in {max_prompt_tokens} tokens", file=sys.stderr)
     jobs = [(s, i) for s in range(samples) for i in range(0, len(encoded), batch)]
-    t0, made = time.perf_counter(), 0
+    have, t0, made, new_tokens = _answer_tokens(out), time.perf_counter(), 0, 0
     for n, (s, i) in enumerate(jobs):
+        if answer_tokens and have >= answer_tokens:
+            break
         path = _shard(out, s, i)
         if not path.exists():
             gen = torch.Generator().manual_seed(seed + 1000 * s + i) if s else None
-            _save(pack(_answer(target, rows, encoded[i:i + batch], max_new_tokens, gen)), path)
-            made += 1
-        eta = (time.perf_counter() - t0) / max(made, 1) * sum(1 for j in jobs[n + 1:] if not _shard(out, *j).exists())
-        print(f"\rself-distillation answers: {n + 1}/{len(jobs)} batches, ~{eta / 60:.0f} min left", end="",
-              file=sys.stderr, flush=True)
+            shard = pack(_answer(target, rows, encoded[i:i + batch], max_new_tokens, gen))
+            _save(shard, path)
+            made, got = made + 1, int(shard["answer_length"].sum())
+            have, new_tokens = have + got, new_tokens + got
+        left = sum(1 for j in jobs[n + 1:] if not _shard(out, *j).exists())
+        if answer_tokens and new_tokens:  # batches still to make at this run's tokens per batch
+            left = min(left, math.ceil(max(answer_tokens - have, 0) * made / new_tokens))
+        eta = f"~{(time.perf_counter() - t0) / made * left / 60:.0f} min left" if made else "timing the first batch"
+        print(f"\rself-distillation answers: {n + 1}/{len(jobs)} batches, {have:,} answer tokens, {eta}  ",
+              end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    answer_lengths = [load_file(str(p))["answer_length"] for p in sorted(out.glob("shard-*.safetensors"))]
+    shards = sorted(out.glob("shard-*.safetensors"))
     write_atomic(out / "manifest.json", json.dumps({  # what the answers are; the features are remade from them
         "prompts": len(encoded), "samples": samples, "batch": batch, "max_new_tokens": max_new_tokens, "seed": seed,
-        "rows": sum(len(a) for a in answer_lengths), "answer_tokens": sum(int(a.sum()) for a in answer_lengths)}))
+        "answer_tokens_asked": answer_tokens or None, "batches": f"{len(shards)} of {len(jobs)}",
+        "rows": sum(len(load_file(str(p))["length"]) for p in shards), "answer_tokens": _answer_tokens(out)}))
     add_features(target, out, out if features is None else features)
     return out
+
+
+def _answer_tokens(out: Path) -> int:
+    """How many of the answers' tokens in `out` are the target's own."""
+    return sum(int(load_file(str(p))["answer_length"].sum()) for p in out.glob("shard-*.safetensors"))
 
 
 def _shard(out: Path, s: int, i: int) -> Path:
