@@ -3,8 +3,8 @@
 // Why: a 1-token forward pass is a matrix-vector product whose cost is reading the weights once. A verify
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
 // library GEMM on some CPUs instead costs 1.7-2.3x for 2-16 rows. Here the weights are packed once at load
-// into panels of 32 output columns stored k-major (panel p, row k: W[32p .. 32p+31, k]), so a panel streams
-// from memory once while up to 12 rows (3 with AVX2) accumulate in registers. A verify pass's further rows
+// into panels of P output columns stored k-major (panel p, row k: W[Pp .. Pp+P-1, k]; P is 32 with AVX-512,
+// 16 with AVX2), so a panel streams from memory once while up to 12 rows (6 with AVX2) accumulate in registers. A verify pass's further rows
 // take turns on each 8 KB tile of the panel while it is in the L1 cache, their sums parked in a small buffer
 // between tiles.
 //
@@ -19,39 +19,42 @@
 
 namespace {
 
-constexpr int64_t P = 32;  // output columns per panel: 128 bytes, two cache lines
-constexpr int64_t PREFETCH = 128;  // panel rows (128 bytes each) ahead: 16 KB
-// Panel rows per tile when the blocks of a pass of up to TILED_ROWS rows take turns: without tiles the second
-// turn re-read the whole panel from memory (the prefetches are non-temporal), and 13 rows cost 1.5x 12; 64
-// measured best of 32 to 256. A prompt's hundreds of rows are bound by the arithmetic, not the memory: tiles cost
-// them 5%, so they go untiled.
-constexpr int64_t TILE = 64, TILED_ROWS = 36;
 // The machine's own vector width: a wider generic vector than the registers is split by the compiler into
-// pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM). Rows per block: what keeps
-// the sums (rows x P / VW vectors) and a weight vector in the registers (32 with AVX-512, 16 with AVX2).
+// pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM). A panel is two vectors wide
+// and a block of rows keeps its sums (rows x 2 vectors), two weight vectors and a broadcast x in the registers:
+// 12 rows of 32 columns with AVX-512's 32 registers, 6 of 16 with the 16 of AVX2 (BLIS's 6x16; 3 rows of 32
+// columns, the earlier shape, were 1.25x slower for 12-16 rows on a Zen 3 and the same for fewer).
 #if defined(__AVX512F__)
 constexpr int VW = 16, MAX_ROWS = 12;
 #elif defined(__AVX__)
-constexpr int VW = 8, MAX_ROWS = 3;  // 2 and 4 measured slower for 1-8 rows (Zen 3)
+constexpr int VW = 8, MAX_ROWS = 6;
 #else
-constexpr int VW = 4, MAX_ROWS = 3;  // SSE, NEON
+constexpr int VW = 4, MAX_ROWS = 6;  // SSE, NEON
 #endif
-constexpr int NV = P / VW;  // vectors per panel row
+constexpr int NV = 2;  // vectors per panel row
+constexpr int64_t P = NV * VW;  // output columns per panel
+constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
+// Panel rows per tile when the blocks of a pass of up to TILED_ROWS rows take turns: without tiles the second
+// turn re-read the whole panel from memory (the prefetches are non-temporal), and 13 rows cost 1.5x 12; 8 KB
+// measured best of 4 to 32 KB. A prompt's hundreds of rows are bound by the arithmetic, not the memory: tiles
+// cost them 5%, so they go untiled.
+constexpr int64_t TILE = 8192 / (P * 4), TILED_ROWS = 36;
 typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
 
 // MB rows of x times panel rows k0..k1-1, added to their sums in acc (MB x P; started at 0 when k0 is 0).
 // Each sum runs in k order whatever the tiles: the results do not depend on how many rows share a pass.
+// Iteration k prefetches panel row pf + (k - k0) * step / 65536: step 65536 is one row an iteration.
 template <int MB>
 void block(const float* __restrict x, int64_t K, const float* __restrict wp, float* __restrict acc, int64_t k0,
-           int64_t k1) {
+           int64_t k1, const float* pf, int64_t step) {
   vec a[MB][NV];
   for (int r = 0; r < MB; ++r)
     for (int j = 0; j < NV; ++j) a[r][j] = k0 ? *(const vec*)(acc + r * P + j * VW) : (vec){};
   for (int64_t k = k0; k < k1; ++k) {
-    // Ask for the weights PREFETCH rows ahead (into the next panel near the end): the loads from memory
-    // then overlap the multiply-adds instead of following them (8 rows: 1.6x faster measured here).
-    __builtin_prefetch(wp + (k + PREFETCH) * P, 0, 0);
-    __builtin_prefetch(wp + (k + PREFETCH) * P + 16, 0, 0);
+    // Ask for the weights ahead (pf: see rows()): the loads from memory then overlap the multiply-adds
+    // instead of following them (8 rows: 1.6x faster measured here).
+#pragma GCC unroll 2
+    for (int c = 0; c < P; c += 16) __builtin_prefetch(pf + (((k - k0) * step) >> 16) * P + c, 0, 0);
     vec w[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) w[j] = *(const vec*)(wp + k * P + j * VW);
@@ -68,22 +71,27 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
 
 // block<R> for a run-time R in 1..MAX_ROWS (a compile-time count inside, so the loops unroll).
 template <int R = MAX_ROWS>
-void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* acc, int64_t k0, int64_t k1) {
+void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* acc, int64_t k0, int64_t k1,
+              const float* pf, int64_t step) {
   if constexpr (R > 0) {
-    if (rows == R) return block<R>(x, K, wp, acc, k0, k1);
-    dispatch<R - 1>(rows, x, K, wp, acc, k0, k1);
+    if (rows == R) return block<R>(x, K, wp, acc, k0, k1, pf, step);
+    dispatch<R - 1>(rows, x, K, wp, acc, k0, k1, pf, step);
   }
 }
 
 // M rows times one panel into y's ncols columns, acc an M x P buffer. The rows go in as few blocks as fit
 // the registers, of even sizes (16 rows: 8 + 8, not 12 + 4: a small block has too few independent sums to
-// keep the multiply-add units busy); the blocks of a verify pass take turns tile by tile.
+// keep the multiply-add units busy); the blocks of a verify pass take turns tile by tile. One block streams
+// the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of the tile two tiles
+// on, so that memory stays busy while the later blocks compute from the cache (when only the first block
+// asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x slower measured).
 void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols, float* acc) {
   const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS, tile = blocks == 1 || M > TILED_ROWS ? K : TILE;
   for (int64_t k0 = 0; k0 < K; k0 += tile) {
     for (int64_t b = 0, m = 0; b < blocks; ++b) {
       const int64_t r = (M - m) / (blocks - b);
-      dispatch(r, x + m * K, K, wp, acc + m * P, k0, std::min(K, k0 + tile));
+      const float* pf = blocks == 1 ? wp + (k0 + PREFETCH) * P : wp + (k0 + 2 * tile + b * tile / blocks) * P;
+      dispatch(r, x + m * K, K, wp, acc + m * P, k0, std::min(K, k0 + tile), pf, 65536 / blocks);
       m += r;
     }
   }
@@ -93,7 +101,7 @@ void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64
 
 }  // namespace
 
-// W (N, K) -> panels (ceil(N/16), K, 16), zero-padded past N.
+// W (N, K) -> panels (ceil(N/P), K, P), zero-padded past N.
 torch::Tensor pack(torch::Tensor w) {
   TORCH_CHECK(w.dim() == 2, "pack: a 2-D weight");
   w = w.detach().to(torch::kCPU, torch::kFloat32).contiguous();
@@ -136,7 +144,7 @@ int64_t parallel_pieces() {
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("pack", &pack, "pack a (N, K) weight into 16-column panels");
+  m.def("pack", &pack, "pack a (N, K) weight into panels of P columns");
   m.def("linear", &linear, "x (M, K) times a packed weight -> (M, N)");
   m.def("parallel_pieces", &parallel_pieces, "how many threads share a product");
 }
