@@ -24,6 +24,8 @@ def main(argv=None) -> int:
     d.add_argument("--batch", type=int, default=12, help="answers side by side (12 rows cost about one on the fast "
                    "forward; README, Trained drafters)")
     d.add_argument("--max-new-tokens", type=int, default=256)
+    d.add_argument("--max-prompt-tokens", type=int, default=1024, help="leave out the prompts longer than this (the "
+                   "batches of the shorter ones stay the same)")
     d.add_argument("--answer-tokens", type=int, default=0, help="stop once the answers hold this many of the "
                    "target's tokens (0: answer every prompt `samples` times)")
     d.add_argument("--seed", type=int, default=0)
@@ -55,7 +57,8 @@ def main(argv=None) -> int:
     rows = training_rows()
     rows = rows[: args.limit] if args.limit else rows
     target = load(args.model)
-    out = generate_shards(target, rows, Path(args.data), args.samples, args.batch, args.max_new_tokens, seed=args.seed,
+    out = generate_shards(target, rows, Path(args.data), args.samples, args.batch, args.max_new_tokens,
+                          args.max_prompt_tokens, seed=args.seed,
                           features=Path(args.features), answer_tokens=args.answer_tokens)
     print(f"self-distillation data in {out} (manifest.json: prompts used, samples, seed, rows, answer tokens)",
           file=sys.stderr)

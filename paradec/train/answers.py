@@ -69,7 +69,8 @@ def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, bat
     print(file=sys.stderr)
     shards = sorted(out.glob("shard-*.safetensors"))
     write_atomic(out / "manifest.json", json.dumps({  # what the answers are; the features are remade from them
-        "prompts": len(encoded), "samples": samples, "batch": batch, "max_new_tokens": max_new_tokens, "seed": seed,
+        "prompts": len(encoded), "max_prompt_tokens": max_prompt_tokens, "samples": samples, "batch": batch,
+        "max_new_tokens": max_new_tokens, "seed": seed,
         "answer_tokens_asked": answer_tokens or None, "batches": f"{len(shards)} of {len(jobs)}",
         "rows": sum(len(load_file(str(p))["length"]) for p in shards), "answer_tokens": _answer_tokens(out)}))
     add_features(target, out, out if features is None else features)
