@@ -73,24 +73,21 @@ def show(report: dict) -> None:
                 "it is faster than plain one-token-at-a-time decoding on this machine, below 1× slower.")
     chart(plots.speedup_figure(report), "bench.speedup")
     st.dataframe(bench_report.csv_rows(report)[: len(report["methods"])], hide_index=True)
-    left, mid, right = st.columns(3)
-    with left:
-        header("τ: tokens per target forward", FROM_RUN,
-               help="How many tokens each method commits per forward pass of the target, the bonus token included "
-                    "(AR = 1.00). A method speeds up only if τ beats what its draft and its larger verify pass cost.")
-        taus = {m: v["tau"] for m, v in report["methods"].items() if v["tau"] is not None}
-        chart(bars_figure(taus, "τ (AR = 1.00)"), "bench.tau")
-    with mid:
-        header("Acceptance per draft position", FROM_RUN,
-               help="The share of drafts accepted at each position of the draft (1 = the first drafted token). It "
-                    "falls with depth, since a token is only tested when every one before it was accepted.")
-        chart(plots.positions_figure(report), "bench.positions")
-    with right:
-        header("Speedup against τ", MEASURED, FROM_RUN,
-               help="One point per method: τ (x) against the measured speedup (y). On the diagonal a method's steps "
-                    "would cost one AR step each; the distance below it is what drafting and the wider verify pass "
-                    "cost.")
-        chart(plots.tau_scatter(report), "bench.scatter")
+    # One figure a row: a third of a 1024-px screen has no room for a legend of eight methods.
+    header("τ: tokens per target forward", FROM_RUN,
+           help="How many tokens each method commits per forward pass of the target, the bonus token included "
+                "(AR = 1.00). A method speeds up only if τ beats what its draft and its larger verify pass cost.")
+    taus = {m: v["tau"] for m, v in report["methods"].items() if v["tau"] is not None}
+    chart(bars_figure(taus, "τ (AR = 1.00)"), "bench.tau")
+    header("Acceptance per draft position", FROM_RUN,
+           help="The share of drafts accepted at each position of the draft (1 = the first drafted token). It "
+                "falls with depth, since a token is only tested when every one before it was accepted.")
+    chart(plots.positions_figure(report), "bench.positions")
+    header("Speedup against τ", MEASURED, FROM_RUN,
+           help="One point per method: τ (x) against the measured speedup (y). On the diagonal a method's steps "
+                "would cost one AR step each; the distance below it is what drafting and the wider verify pass "
+                "cost.")
+    chart(plots.tau_scatter(report), "bench.scatter")
     st.caption("Speedup divides tokens/s by AR's over the same prompts in the same process; Hugging Face's "
                "peers (hf_*) report no forward count, so no τ. Points under the diagonal pay for drafting and "
                "for verify passes dearer than an AR step; under 1× they lose."

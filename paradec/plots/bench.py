@@ -12,7 +12,7 @@ def _colors(report: dict) -> dict[str, str]:
     return {m: PALETTE[k % len(PALETTE)] for k, m in enumerate(report["methods"])}
 
 
-def speedup_figure(report: dict, height: int = 330) -> go.Figure:
+def speedup_figure(report: dict, height: int = 440) -> go.Figure:
     """Grouped bars: each method's speedup against AR, over all prompts and per category."""
     groups = ["all", *report["categories"]]
     by_group = [report["methods"], *report["categories"].values()]
@@ -25,10 +25,10 @@ def speedup_figure(report: dict, height: int = 330) -> go.Figure:
     fig.add_hline(y=1, line=dict(color="black", dash="dash"), annotation_text="AR", annotation_position="top left")
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="speedup vs AR (same run)", rangemode="tozero")
-    return layout(fig, "speedup by method and category", height)
+    return layout(fig, "speedup by method and category", height, legend_right=len(fig.data) > 3)
 
 
-def positions_figure(report: dict, height: int = 280) -> go.Figure:
+def positions_figure(report: dict, height: int = 320) -> go.Figure:
     """Share of steps whose accepted path reached each draft depth, per method."""
     colors = _colors(report)
     fig = go.Figure([
@@ -40,10 +40,10 @@ def positions_figure(report: dict, height: int = 280) -> go.Figure:
     ])
     fig.update_xaxes(title="draft depth", dtick=1)
     fig.update_yaxes(title="accepted share", range=[0, 1.05])
-    return layout(fig, "acceptance per draft position", height)
+    return layout(fig, "acceptance per draft position", height, legend_right=len(fig.data) > 3)
 
 
-def tau_scatter(report: dict, height: int = 300) -> go.Figure:
+def tau_scatter(report: dict, height: int = 380) -> go.Figure:
     """Speedup against τ, one point per method and category. With free drafting and a verify
     pass that cost no more than an AR step, speedup would equal τ (the diagonal)."""
     colors = _colors(report)
@@ -63,4 +63,4 @@ def tau_scatter(report: dict, height: int = 300) -> go.Figure:
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
     fig.update_xaxes(title="τ (tokens per target forward)")
     fig.update_yaxes(title="speedup vs AR", rangemode="tozero")
-    return layout(fig, "speedup against τ (one point per category)", height)
+    return layout(fig, "speedup against τ (one point per category)", height, legend_right=len(fig.data) > 3)

@@ -35,10 +35,12 @@ def wrap(text: str | None, width: int) -> str | None:
     return text[:cut] + "<br>" + text[cut + 1 :]
 
 
-def layout(fig, title: str | None = None, height: int = 300):
+def layout(fig, title: str | None = None, height: int = 300, legend_right: bool = False):
     """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
     labelled by decade (plotly's in-between labels are 9 px). The TEMPLATE is left to whoever shows the
-    figure: copying it into each figure took two thirds of drawing a player frame."""
+    figure: copying it into each figure took two thirds of drawing a player frame. legend_right: the legend
+    in a column right of the plot, for a full-width figure with many entries (a row under the title wraps
+    upwards over the title when it does not fit)."""
     title = wrap(title, 26)
     two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
     # Title on top, the legend in one row right under it: nothing overlaps the axes in a narrow column.
@@ -46,7 +48,8 @@ def layout(fig, title: str | None = None, height: int = 300):
         title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
         height=height, margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0), b=10),
         font=dict(size=12),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02) if legend_right else
+        dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
     for axis in ("xaxis", "yaxis"):
         ax = fig.layout[axis]
