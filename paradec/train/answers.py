@@ -68,13 +68,18 @@ def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, bat
               end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     shards = sorted(out.glob("shard-*.safetensors"))
-    write_atomic(out / "manifest.json", json.dumps({  # what the answers are; the features are remade from them
-        "prompts": len(encoded), "max_prompt_tokens": max_prompt_tokens, "samples": samples, "batch": batch,
-        "max_new_tokens": max_new_tokens, "seed": seed,
-        "answer_tokens_asked": answer_tokens or None, "batches": f"{len(shards)} of {len(jobs)}",
-        "rows": sum(len(load_file(str(p))["length"]) for p in shards), "answer_tokens": _answer_tokens(out)}))
+    _manifest(out, {"prompts": len(encoded), "max_prompt_tokens": max_prompt_tokens, "samples": samples, "batch": batch,
+                    "max_new_tokens": max_new_tokens, "seed": seed, "answer_tokens_asked": answer_tokens or None,
+                    "batches": f"{len(shards)} of {len(jobs)}"})
     add_features(target, out, out if features is None else features)
     return out
+
+
+def _manifest(out: Path, how: dict) -> None:
+    """manifest.json: how the answers were made and what they hold; the features are remade from them."""
+    shards = sorted(out.glob("shard-*.safetensors"))
+    write_atomic(out / "manifest.json", json.dumps({
+        **how, "rows": sum(len(load_file(str(p))["length"]) for p in shards), "answer_tokens": _answer_tokens(out)}))
 
 
 def _answer_tokens(out: Path) -> int:
