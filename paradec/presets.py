@@ -156,9 +156,9 @@ def dtype_for(info: DeviceInfo) -> str:
 
 
 # Drafted tokens a CPU verify pass carries at about the cost of a one-token pass: with the pending token,
-# 12 rows, which paradec's kernel multiplies in one register block (AVX-512; measured on the embedded model,
-# 2 cores: 1 row 19.0 ms, 8 rows 21.5, 12 rows 22.0, 13 rows 23.4, 16 rows 26.2). Hugging Face's forward: 2 rows
-# cost 1.6x.
+# 12 rows, which paradec's kernel multiplies in one register block with AVX-512 and in two with AVX2 (measured
+# on the embedded model, 2 cores: Zen 5 1 row 19.0 ms, 8 rows 21.5, 12 rows 22.0, 13 rows 23.4, 16 rows 26.2;
+# Zen 3 8 and 12 rows 1.2x one row, 13 rows 1.47x). Hugging Face's forward: 2 rows cost 1.6x.
 CPU_VERIFY = 11
 
 
