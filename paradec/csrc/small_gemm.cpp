@@ -4,9 +4,9 @@
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
 // library GEMM on some CPUs instead costs 1.7-2.3x for 2-16 rows. Here the weights are packed once at load
 // into panels of P output columns stored k-major (panel p, row k: W[Pp .. Pp+P-1, k]; P is 32 with AVX-512,
-// 16 with AVX2), so a panel streams from memory once while up to 12 rows (6 with AVX2) accumulate in registers. A verify pass's further rows
-// take turns on each 8 KB tile of the panel while it is in the L1 cache, their sums parked in a small buffer
-// between tiles.
+// 16 with AVX2), so a panel streams from memory once while up to 12 rows (6 with AVX2) accumulate in
+// registers. A verify pass's further rows take turns on each 8 KB tile of the panel while it is in the L1
+// cache, their sums parked in a small buffer between tiles.
 //
 // Portable C++: gcc/clang vector extensions of the machine's vector width, built with -O3 -march=native -fopenmp
 // by paradec/kernels.py (without OpenMP, at::parallel_for runs on one thread). The products sum in k order, with
