@@ -12,6 +12,12 @@ def _colors(report: dict) -> dict[str, str]:
     return {m: PALETTE[k % len(PALETTE)] for k, m in enumerate(report["methods"])}
 
 
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    """The shared look; a legend of more than three methods in a column right of the plot (under the title it
+    wraps upwards over the title at 1024 px)."""
+    return layout(fig, title, height, legend_right=len(fig.data) > 3)
+
+
 def speedup_figure(report: dict, height: int = 440) -> go.Figure:
     """Grouped bars: each method's speedup against AR, over all prompts and per category."""
     groups = ["all", *report["categories"]]
@@ -25,7 +31,7 @@ def speedup_figure(report: dict, height: int = 440) -> go.Figure:
     fig.add_hline(y=1, line=dict(color="black", dash="dash"), annotation_text="AR", annotation_position="top left")
     fig.update_layout(barmode="group")
     fig.update_yaxes(title="speedup vs AR (same run)", rangemode="tozero")
-    return layout(fig, "speedup by method and category", height, legend_right=len(fig.data) > 3)
+    return _layout(fig, "speedup by method and category", height)
 
 
 def positions_figure(report: dict, height: int = 320) -> go.Figure:
@@ -40,7 +46,7 @@ def positions_figure(report: dict, height: int = 320) -> go.Figure:
     ])
     fig.update_xaxes(title="draft depth", dtick=1)
     fig.update_yaxes(title="accepted share", range=[0, 1.05])
-    return layout(fig, "acceptance per draft position", height, legend_right=len(fig.data) > 3)
+    return _layout(fig, "acceptance per draft position", height)
 
 
 def tau_scatter(report: dict, height: int = 380) -> go.Figure:
@@ -63,4 +69,4 @@ def tau_scatter(report: dict, height: int = 380) -> go.Figure:
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
     fig.update_xaxes(title="τ (tokens per target forward)")
     fig.update_yaxes(title="speedup vs AR", rangemode="tozero")
-    return layout(fig, "speedup against τ (one point per category)", height, legend_right=len(fig.data) > 3)
+    return _layout(fig, "speedup against τ (one point per category)", height)

@@ -67,19 +67,20 @@ def generate_shards(target: Loaded, rows: list, out: Path, samples: int = 2, bat
         print(f"\rself-distillation answers: {n + 1}/{len(jobs)} batches, {have:,} answer tokens, {eta}  ",
               end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    shards = sorted(out.glob("shard-*.safetensors"))
-    _manifest(out, {"prompts": len(encoded), "max_prompt_tokens": max_prompt_tokens, "samples": samples, "batch": batch,
-                    "max_new_tokens": max_new_tokens, "seed": seed, "answer_tokens_asked": answer_tokens or None,
-                    "batches": f"{len(shards)} of {len(jobs)}"})
+    _manifest(out, len(jobs), {"prompts": len(encoded), "max_prompt_tokens": max_prompt_tokens, "samples": samples,
+                               "batch": batch, "max_new_tokens": max_new_tokens, "seed": seed,
+                               "answer_tokens_asked": answer_tokens or None})
     add_features(target, out, out if features is None else features)
     return out
 
 
-def _manifest(out: Path, how: dict) -> None:
-    """manifest.json: how the answers were made and what they hold; the features are remade from them."""
-    shards = sorted(out.glob("shard-*.safetensors"))
+def _manifest(out: Path, jobs: int, how: dict) -> None:
+    """manifest.json: how the answers were made and what they hold (each shard read once); the features are
+    remade from them."""
+    lengths = [load_file(str(p))["answer_length"] for p in out.glob("shard-*.safetensors")]
     write_atomic(out / "manifest.json", json.dumps({
-        **how, "rows": sum(len(load_file(str(p))["length"]) for p in shards), "answer_tokens": _answer_tokens(out)}))
+        **how, "batches": f"{len(lengths)} of {jobs}", "rows": sum(len(a) for a in lengths),
+        "answer_tokens": sum(int(a.sum()) for a in lengths)}))
 
 
 def _answer_tokens(out: Path) -> int:
