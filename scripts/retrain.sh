@@ -25,9 +25,10 @@ compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the ne
 # Medusa first: its τ (1.43) is what keeps it near 1.1x AR now that a verify pass costs about one token's pass;
 # EAGLE-3 last: its shipped head already learned from a set of this kind (1,490 prompts, 708k answer tokens).
 # Each is compared (13 held-out prompts, 64 tokens) as soon as it is trained, so a stopped run has its numbers so far.
-step medusa-smollm2 medusa --steps 3000 --prompt-weight 0.5 --threads 2
+# Each new head is scored beside the shipped one (--baseline) on the same held-out rows for its card's "before".
+step medusa-smollm2 medusa --steps 2000 --prompt-weight 0.5 --threads 2 --baseline assets/drafters/medusa-smollm2
 compare medusa "medusa,medusa[heads=$out/medusa-smollm2]"
-step sps-smollm2 draft --layers 1 --vocab 4096 --steps 2000 --lr 2e-3 --threads 2
+step sps-smollm2 draft --layers 1 --vocab 4096 --steps 1200 --lr 2e-3 --threads 2 --baseline assets/drafters/sps-smollm2
 if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi

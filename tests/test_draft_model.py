@@ -59,6 +59,16 @@ def test_the_file_holds_only_the_drafts_own_weights(trained):
     assert SUBSET_KEY in keys and all(k.startswith(("model.layers.0.", "model.norm.")) for k in keys - {SUBSET_KEY})
 
 
+def test_a_baseline_draft_is_scored_on_the_same_held_out_rows(data, trained, tiny_dir, tmp_path):
+    again = tmp_path / "again"
+    code = train_main(["draft", "--data", str(data), "--features", str(data), "--model", str(tiny_dir), "--layers", "1",
+                       "--vocab", str(V_SUB), "--steps", "1", "--out", str(again), "--baseline", str(trained)])
+    card = (again / "card.md").read_text()
+    row = next(line for line in card.splitlines() if f"the draft in `{trained}`, before this run" in line)
+    alpha = float(row.split("|")[2])
+    assert code == 0 and 0 <= alpha <= 1 and "before training" in card
+
+
 def test_greedy_sps_with_the_trained_draft_equals_ar(trained, tiny_loaded):
     draft = load_draft(f"{TRAINED}:{trained}", tiny_loaded)
     assert (draft.model.full.model.embed_tokens.weight.data_ptr()

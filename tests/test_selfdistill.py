@@ -50,6 +50,8 @@ def test_answers_follow_ups_and_features(tiny_loaded, tmp_path):
     assert len(shards) == 4  # 2 samples x 2 batches
     rows_seen = torch.cat([s["prompt"] for s in shards]).tolist()
     assert sorted(rows_seen) == [0, 0, 1, 1, 1, 1, 2, 2]  # the follow-up answered on each of its 2 answers
+    greedy = load_shards(tmp_path, ("hidden",), greedy=True)  # sample 0's shards (greedy, checked below) only
+    assert len(greedy) == 2 and all(torch.equal(g["tokens"], s["tokens"]) for g, s in zip(greedy, shards))
     first = shards[0]
     assert first["hidden"].shape[:2] == first["tokens"].shape
     assert first["hidden"].shape[2] == tiny_loaded.model.config.hidden_size

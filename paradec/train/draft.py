@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from ..draft_model import ASSET, SubsetDraft, build, save
+from ..draft_model import load as load_draft
 from ..models import load
 from ..speccost import chain_tau
 from .loop import CHECKPOINT, Plan, done, fit
@@ -105,10 +106,13 @@ def agreement(draft: SubsetDraft, rows: list[dict]) -> dict:
 
 
 def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int, seed: int = 0, batch: int = 8,
-          lr: float = 5e-4, prompt_weight: float = 0.3, checkpoint: Path | None = None) -> tuple[SubsetDraft, dict]:
-    """Train a draft; returns it (in eval mode, at its best held-out α) and the facts its model card reports."""
+          lr: float = 5e-4, prompt_weight: float = 0.3, checkpoint: Path | None = None,
+          baseline: SubsetDraft | None = None) -> tuple[SubsetDraft, dict]:
+    """Train a draft; returns it (in eval mode, at its best held-out α) and the facts its model card reports
+    (with `baseline`, e.g. the shipped draft, its α on the same held-out rows too)."""
     torch.manual_seed(seed)
     train_rows, held = split(rows_of(shards))
+    shipped = agreement(baseline, held) if baseline is not None else None
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in train_rows]), vocab)  # what the target writes
     draft = build(target_model, layers, ids)
     before = agreement(draft, held)
@@ -125,10 +129,10 @@ def train(target_model, shards: list[dict], layers: int, vocab: int, steps: int,
              "heldout_rows": len(held), "answer_tokens": int(sum(int(r["answer"].sum()) for r in train_rows)),
              "epochs": round(steps / len(data), 2), "final_loss": res.recent(),
              "seconds": round(res.seconds), "before": before, "after": agreement(draft, held)}
-    return draft, facts
+    return draft, facts | ({"baseline": shipped} if shipped else {})
 
 
-def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> str:
+def card(facts: dict, data: str, manifest: dict, target: str, command: str, baseline: str = "") -> str:
     """The model card: what the draft was trained on, how, and what it reaches on held-out rows."""
     before, after = facts["before"], facts["after"]
     lines = [
@@ -156,6 +160,9 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
             f"## Held-out rows ({after['tokens']} answer tokens, teacher-forced)",
             "| | α (draft greedy token = target's) | target token in the subset | τ for k = 4 (i.i.d. estimate) |",
             "|---|---|---|---|",
+            *([f"| the draft in `{baseline}`, before this run | {facts['baseline']['alpha']:.3f} | "
+               f"{facts['baseline']['coverage']:.3f} | {chain_tau(facts['baseline']['alpha'], 4):.2f} |"]
+              if "baseline" in facts else []),
             f"| before training | {before['alpha']:.3f} | {before['coverage']:.3f} | "
             f"{chain_tau(before['alpha'], 4):.2f} |",
             f"| after training | {after['alpha']:.3f} | {after['coverage']:.3f} | {chain_tau(after['alpha'], 4):.2f} |",
@@ -176,6 +183,8 @@ def add_parser(sub) -> None:
     t.add_argument("--threads", type=int, default=1, help="torch CPU threads (the machine is shared)")
     t.add_argument("--out", default=str(ASSET))
     t.add_argument("--model", default=None, help="the target (default: the embedded model)")
+    t.add_argument("--baseline", default=None, help="a trained draft to score on the same held-out rows (the card's "
+                   "\"before\"), e.g. the shipped one")
 
 
 def command(args, argv) -> int:
@@ -186,12 +195,13 @@ def command(args, argv) -> int:
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     out = Path(args.out)
+    baseline = load_draft(target.model, Path(args.baseline)) if args.baseline else None  # before `out` is written
     draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,
-                         args.prompt_weight, out / CHECKPOINT)
+                         args.prompt_weight, out / CHECKPOINT, baseline)
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})
     cmd = command_line(argv)
     shown = published(data)
-    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
     done(out)
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
           file=sys.stderr)

@@ -87,11 +87,11 @@ def command_line(argv) -> str:
 
 
 def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse"),
-                features_folder: Path | None = None) -> list[dict]:
+                features_folder: Path | None = None, greedy: bool = False) -> list[dict]:
     """Every answers shard with the features asked for (paradec.train.answers; in `features_folder`, by
     default beside the answers): at 500k answer tokens the fused ones alone take ~6 GB, so a drafter that
-    reads only the final hidden state loads only that."""
-    shards = sorted(Path(folder).glob("shard-*.safetensors"))
+    reads only the final hidden state loads only that. `greedy`: only the greedy answers' shards (sample 0)."""
+    shards = sorted(Path(folder).glob("shard-s0-*.safetensors" if greedy else "shard-*.safetensors"))
     if not shards:
         raise FileNotFoundError(f"no self-distillation data in {folder}: run `python -m paradec.train data` first")
     out = []
@@ -104,6 +104,6 @@ def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse"),
     return out
 
 
-def shards_of(args: argparse.Namespace, features: tuple[str, ...]) -> list[dict]:
-    """The shards a training command's --data and --features name."""
-    return load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser())
+def shards_of(args: argparse.Namespace, features: tuple[str, ...], greedy: bool = False) -> list[dict]:
+    """The shards a training command's --data and --features name (`greedy`: only the greedy answers')."""
+    return load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser(), greedy)
