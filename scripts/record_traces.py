@@ -128,6 +128,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "assets" / "traces")
     ap.add_argument("--only", type=lambda v: v.split(","), default=PARTS, metavar="NAMES",
                     help=f"comma-separated subset of: {', '.join(PARTS)} (default: all)")
+    ap.add_argument("--repeats", type=int, default=7, help="timings per size and forward for cost (median kept)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1: on a shared 2-core machine, 2 threads that wait on each "
                          "other make multi-token passes several times slower and the timings meaningless)")
@@ -142,7 +143,7 @@ def main(argv=None) -> int:
     runner = Runner("cpu", "float32")
     if "cost" in a.only:  # and the machine it was timed on, which the Roofline page opens on
         print("cost of one forward:", flush=True)
-        files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target())))
+        files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target(), repeats=a.repeats)))
         files.write_atomic(a.out / "machine.json", json.dumps(machine.probe(a.threads), indent=1) + "\n")
     print("method pages:", flush=True)
     for stem, (method, prompt, params, sampling) in PAGES.items():

@@ -33,10 +33,10 @@ if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitt
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi
 compare sps sps --draft "trained:$out/sps-smollm2"
-step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2
+step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2 --baseline assets/drafters/eagle-smollm2
 compare eagle "eagle,eagle[head=$out/eagle-smollm2],eagle2,eagle2[head=$out/eagle-smollm2]"
-step early-exit-smollm2 early_exit --steps 1500 --threads 2
+step early-exit-smollm2 early_exit --steps 1500 --threads 2 --baseline assets/drafters/early-exit-smollm2
 compare early-exit "early_exit,early_exit[adapter=$out/early-exit-smollm2]"
-step eagle3-smollm2 eagle --version 3 --steps 3000 --threads 2
+step eagle3-smollm2 eagle --version 3 --steps 3000 --threads 2 --baseline assets/drafters/eagle3-smollm2
 compare eagle3 "eagle3,eagle3[head=$out/eagle3-smollm2]"
 echo "retrain: done; compare $out/compare-*.json with assets/bench/cpu-2core.json (the shipped drafters' run)"

@@ -39,6 +39,12 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, versi
     ar = [t for s in decode(model, Drafter(), prompt, 16, Sampler()) for t in s.tokens]
     got = [t for s in decode(model, cls(model, head=str(out)), prompt, 16, Sampler()) for t in s.tokens]
     assert got == ar
+    again = tmp_path / "again"  # the head above scored beside a new one, on the same held-out rows
+    assert train_main(["eagle", "--version", str(version), *data_args, "--steps", "1", "--vocab", "256", "--batch",
+                       "2", "--crop", "16", "--out", str(again), "--model", str(tiny_dir), "--baseline", str(out)]) == 0
+    shipped = eagle_head.load(again)[1]["trained"]["baseline"]
+    assert shipped["from"] == str(out) and all(0 <= a <= 1 for a in shipped["agreement"])
+    assert f"| the head in `{out}`, before this run |" in (again / "card.md").read_text()
 
 
 def test_training_time_test_attends_to_context_and_its_own_chain(tiny_loaded):

@@ -1,6 +1,8 @@
 """Self-speculative early exit: greedy equal to AR for several draft lengths, exit layers and
 with or without an adapter; the target's shared layers are never modified; the training
 command end to end on a tiny model in seconds; the shipped adapter on the embedded model."""
+import json
+
 import pytest
 import torch
 
@@ -31,19 +33,31 @@ def deep(tokenizer):
 
 
 @pytest.fixture(scope="module")
-def trained(deep, tmp_path_factory):
-    """The train command on tiny shards: -> the adapter folder."""
-    data, out = tmp_path_factory.mktemp("data"), tmp_path_factory.mktemp("adapter")
-    model_dir = tmp_path_factory.mktemp("tiny4")
+def command_args(deep, tmp_path_factory):
+    """The train command's arguments for tiny shards of the tiny 4-layer model (saved to a folder)."""
+    data, model_dir = tmp_path_factory.mktemp("data"), tmp_path_factory.mktemp("tiny4")
     deep.model.save_pretrained(model_dir)
     deep.tokenizer.save_pretrained(model_dir)
     prompts = ["Say hi.", "Count to three, please.", "Name a colour.", "Add two and two.", "Spell cat."] * 2
     generate_shards(deep, prompts, data, samples=1, batch=5, max_new_tokens=12)
-    data_args = ["--data", str(data), "--features", str(data)]  # answers and features together
-    code = train_main(["early_exit", *data_args, "--steps", "6", "--vocab", "256", "--batch", "2",
-                       "--crop", "16", "--out", str(out), "--model", str(model_dir), "--threads", "1"])
-    assert code == 0
+    return ["early_exit", "--data", str(data), "--features", str(data), "--vocab", "256", "--batch", "2",
+            "--crop", "16", "--model", str(model_dir), "--threads", "1"]  # answers and features together
+
+
+@pytest.fixture(scope="module")
+def trained(command_args, tmp_path_factory):
+    """The train command on tiny shards: -> the adapter folder."""
+    out = tmp_path_factory.mktemp("adapter")
+    assert train_main([*command_args, "--steps", "6", "--out", str(out)]) == 0
     return out
+
+
+def test_a_baseline_adapter_is_scored_on_the_same_rows(command_args, trained, tmp_path):
+    assert train_main([*command_args, "--steps", "1", "--out", str(tmp_path), "--baseline", str(trained)]) == 0
+    shipped = json.loads((tmp_path / "stats.json").read_text())["baseline"]
+    assert shipped["from"] == str(trained) and 0 <= shipped["agreement"] <= 1
+    card = (tmp_path / "card.md").read_text()
+    assert f"the adapter in `{trained}` (before this run): {shipped['agreement']:.3f}" in card
 
 
 @pytest.mark.parametrize("k,exit_layer", [(1, 1), (3, 2), (5, 3), (8, 1)])

@@ -37,6 +37,14 @@ def main(argv=None) -> int:
     stop.add_parser(sub)
     cllm.add_parser(sub)
     args = p.parse_args(argv)
+    try:
+        return _run(args, argv)
+    except (OSError, ValueError) as e:  # a missing file, a drafter of the wrong kind: one line, not a traceback
+        print(f"python -m paradec.train {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args, argv) -> int:
     if args.command == "medusa":
         return medusa.command(args, argv)
     if args.command == "eagle":

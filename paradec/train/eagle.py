@@ -128,9 +128,10 @@ def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float,
 
 def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int = 4096, ttt: int = 3,
           batch: int = 4, crop: int = 192, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.5,
-          checkpoint=None, log=None):
+          checkpoint=None, log=None, baseline: tuple[str, EagleHead] | None = None):
     """-> (head, facts). The held-out agreement (draft argmax = target argmax, per unrolled step, summed)
-    is measured every EVAL_EVERY steps on up to EVAL_ROWS held-out rows, and the best state kept."""
+    is measured every EVAL_EVERY steps on up to EVAL_ROWS held-out rows, and the best state kept.
+    `baseline`: (its folder, a head of the same version, e.g. the shipped one), scored on the same rows."""
     torch.manual_seed(seed)
     unroll = ttt if version == 3 else 1
     rows, held = split_rows(shards, version)
@@ -140,6 +141,8 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     lm_rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
     embed = target.get_input_embeddings()
     before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
+    shipped = {"from": baseline[0], "agreement": baseline_agreement(target, baseline[1], held, max(unroll, 3))
+               } if baseline else None
 
     def loss(_step: int, gen) -> torch.Tensor:
         with torch.no_grad():
@@ -156,7 +159,13 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
              "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(res.seconds),
              "device": "the CPU" if device.type == "cpu" else str(device),
              "before": before, "after": evaluate(head, held, embed, lm_rows, max(unroll, 3))}
-    return head, facts
+    return head, facts | ({"baseline": shipped} if shipped else {})
+
+
+def baseline_agreement(target, head: EagleHead, held: list[dict], steps: int) -> list[float]:
+    """Another head's held-out agreement (e.g. the shipped one's), over its own V', on the same rows."""
+    rows = target.get_output_embeddings().weight[head.vocab_ids.to(target.device)].detach().float()
+    return evaluate(head.to(target.device), held, target.get_input_embeddings(), rows, steps)
 
 
 @torch.no_grad()
@@ -190,6 +199,8 @@ def add_parser(sub) -> None:
     t.add_argument("--device", default=None, help="cpu, cuda, ... (default: a GPU when there is one)")
     t.add_argument("--out", default="", help=f"default: {SHIPPED[1]} or {SHIPPED[3]}")
     t.add_argument("--model", default=None)
+    t.add_argument("--baseline", default=None, help="a head of the same version to score on the same held-out rows "
+                   "(the card's \"before\"), e.g. the shipped one")
 
 
 def command(args, argv) -> int:
@@ -206,8 +217,11 @@ def command(args, argv) -> int:
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
     shards = shards_of(args, ("hidden", "fuse") if args.version == 3 else ("hidden",))
     out = Path(args.out or SHIPPED[args.version])
+    baseline = (args.baseline, eagle_head.load(args.baseline)[0]) if args.baseline else None  # before `out` is written
+    if baseline and baseline[1].version != args.version:
+        raise ValueError(f"--baseline {args.baseline} is an EAGLE-{baseline[1].version} head, not EAGLE-{args.version}")
     head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
-                        args.lr, args.seed, args.prompt_weight, out / CHECKPOINT)
+                        args.lr, args.seed, args.prompt_weight, out / CHECKPOINT, baseline=baseline)
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)
     shown = published(data)
@@ -247,6 +261,9 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              "## Held-out agreement (draft argmax = target argmax; step 1 on the target's features, "
              "steps 2-3 on the head's own)",
              "| | step 1 | step 2 | step 3 |", "|---|---|---|---|",
+             *([f"| the head in `{facts['baseline']['from']}`, before this run | "
+                + " | ".join(f"{a:.3f}" for a in facts["baseline"]["agreement"][:3]) + " |"]
+               if "baseline" in facts else []),
              "| before training | " + " | ".join(f"{a:.3f}" for a in facts["before"][:3]) + " |",
              "| after training | " + " | ".join(f"{a:.3f}" for a in facts["after"][:3]) + " |"]
     return "\n".join(lines) + "\n"

@@ -81,8 +81,10 @@ def plain_exits(target, held: list[dict], rows) -> dict[int, float]:
 
 
 def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch: int = 4, crop: int = 192,
-          lr: float = 5e-4, seed: int = 0, prompt_weight: float = 0.5, log=None, checkpoint=None):
-    """-> (adapter, facts); the state with the best held-out agreement is kept."""
+          lr: float = 5e-4, seed: int = 0, prompt_weight: float = 0.5, log=None, checkpoint=None,
+          baseline: tuple[str, object] | None = None):
+    """-> (adapter, facts); the state with the best held-out agreement is kept. `baseline`: (its folder, an
+    adapter, e.g. the shipped one), scored on the same held-out rows over its own V'."""
     torch.manual_seed(seed)
     exit_layer = fuse_layers(target.config.num_hidden_layers)[0]
     rows_, held = split_rows(shards, 3)
@@ -93,6 +95,8 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
         p.requires_grad_(False)
     rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
     before = evaluate(adapter, target, held, rows)
+    shipped = {"from": baseline[0], "agreement": evaluate(baseline[1].to(device), target, held, target
+               .get_output_embeddings().weight[baseline[1].ids.to(device)].detach().float())} if baseline else None
 
     def loss(_step: int, gen) -> torch.Tensor:
         b = batch_of(rows_, torch.randint(len(rows_), (batch,), generator=gen).tolist(), crop, gen, device)
@@ -108,7 +112,7 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
              "device": "the CPU" if device.type == "cpu" else str(device), "before": before,
              "after": evaluate(adapter, target, held, rows),
              "plain_exit": plain_exits(target, held, rows), "layers": target.config.num_hidden_layers}
-    return adapter, facts
+    return adapter, facts | ({"baseline": shipped} if shipped else {})
 
 
 # ---------------------------------------------------------------- the command and its card
@@ -126,12 +130,15 @@ def add_parser(sub) -> None:
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--out", default=str(SHIPPED))
     t.add_argument("--model", default=None)
+    t.add_argument("--baseline", default=None, help="an adapter to score on the same held-out rows (the card's "
+                   "\"before\"), e.g. the shipped one")
 
 
 def command(args, argv) -> int:
     from pathlib import Path
 
     from ..drafters.early_exit import STATS, save
+    from ..drafters.early_exit import load as load_adapter
     from ..models import load
     from .selfdistill import shards_of
 
@@ -140,8 +147,10 @@ def command(args, argv) -> int:
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
     out = Path(args.out)
+    baseline = (args.baseline, load_adapter(target.model, Path(args.baseline))) if args.baseline else None
     adapter, facts = train(target.model, shards_of(args, ("hidden", "fuse")), args.steps, args.vocab, args.batch,
-                           args.crop, args.lr, args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT)
+                           args.crop, args.lr, args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT,
+                           baseline=baseline)
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
     (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
     cmd = command_line(argv)
@@ -172,7 +181,9 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              f"- time: {facts['seconds']} s on {facts['device']}", "",
              "## Held-out agreement (draft argmax = target argmax over V', on the held-out rows' answer positions)",
              f"- with the adapter at exit layer {facts['exit_layer']}: {facts['before']:.3f} before training "
-             f"(the target's next layer, then straight to the head), {facts['after']:.3f} after", "",
+             f"(the target's next layer, then straight to the head), {facts['after']:.3f} after"
+             + (f"; the adapter in `{facts['baseline']['from']}` (before this run): "
+                f"{facts['baseline']['agreement']:.3f}" if "baseline" in facts else ""), "",
              "## The plain early exit (no adapter: final norm and LM-head rows on the raw state)",
              "| layers before the exit | agreement |", "|---|---|", *rows]
     return "\n".join(lines) + "\n"

@@ -283,11 +283,11 @@ def command(args, argv) -> int:
 
     decode_threads = torch.get_num_threads()  # what runs and bench use: the tree is sized for it
     torch.set_num_threads(args.threads)
+    baseline = load_heads(args.baseline) if args.baseline else None  # first: before `out` (maybe it) is written
     target = load(args.model, "cpu", "float32")
     t0 = time.perf_counter()
     lm = target.model.get_output_embeddings().weight.detach()
     out = Path(args.out)
-    baseline = load_heads(args.baseline) if args.baseline else None  # read before `out` (maybe the same) is written
     heads, stats = train(shards_of(args, ("hidden",), greedy=not args.sampled), lm, args.heads, args.layers,
                          args.steps, args.vocab, args.batch, args.lr, args.seed, args.prompt_weight,
                          checkpoint=out / CHECKPOINT, baseline=baseline)
