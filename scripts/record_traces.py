@@ -141,9 +141,10 @@ def main(argv=None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     runner = Runner("cpu", "float32")
-    if "cost" in a.only:  # and the machine it was timed on, which the Roofline page opens on
+    if "cost" in a.only:  # its own file says how many threads it ran on
         print("cost of one forward:", flush=True)
         files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target(), repeats=a.repeats)))
+    if set(PAGES) & set(a.only):  # the machine that times the pages' steps: the Roofline page models them on it
         files.write_atomic(a.out / "machine.json", json.dumps(machine.probe(a.threads), indent=1) + "\n")
     print("method pages:", flush=True)
     for stem, (method, prompt, params, sampling) in PAGES.items():
