@@ -191,11 +191,11 @@ def command(args, argv) -> int:
     """python -m paradec.train draft: train, then write the weights and the model card."""
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
-    shards = shards_of(args, ("hidden",))
     manifest = read_manifest(data)
     target = load(args.model, "cpu", "float32")
+    baseline = load_draft(target.model, Path(args.baseline)) if args.baseline else None  # before the shards: fail fast
+    shards = shards_of(args, ("hidden",))
     out = Path(args.out)
-    baseline = load_draft(target.model, Path(args.baseline)) if args.baseline else None  # before `out` is written
     draft, facts = train(target.model, shards, args.layers, args.vocab, args.steps, args.seed, args.batch, args.lr,
                          args.prompt_weight, out / CHECKPOINT, baseline)
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})

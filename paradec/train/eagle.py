@@ -214,12 +214,12 @@ def command(args, argv) -> int:
     torch.set_num_threads(args.threads)
     data = Path(args.data).expanduser()
     manifest = read_manifest(data)
+    baseline = (args.baseline, eagle_head.load(args.baseline)[0]) if args.baseline else None  # first: fail fast
+    if baseline and baseline[1].version != args.version:
+        raise ValueError(f"--baseline {args.baseline} is an EAGLE-{baseline[1].version} head, not EAGLE-{args.version}")
     target = load(args.model, args.device, "float32")  # float32 even on a GPU: the head is small
     shards = shards_of(args, ("hidden", "fuse") if args.version == 3 else ("hidden",))
     out = Path(args.out or SHIPPED[args.version])
-    baseline = (args.baseline, eagle_head.load(args.baseline)[0]) if args.baseline else None  # before `out` is written
-    if baseline and baseline[1].version != args.version:
-        raise ValueError(f"--baseline {args.baseline} is an EAGLE-{baseline[1].version} head, not EAGLE-{args.version}")
     head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
                         args.lr, args.seed, args.prompt_weight, out / CHECKPOINT, baseline=baseline)
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
