@@ -138,7 +138,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
     device = target.device
     head = init_head(target, version, ids.to(device)).to(device)
-    lm_rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
+    lm_rows = lm_head_rows(target, ids)
     embed = target.get_input_embeddings()
     before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
     shipped = {"from": baseline[0], "agreement": baseline_agreement(target, baseline[1], held, max(unroll, 3))
@@ -164,8 +164,13 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
 
 def baseline_agreement(target, head: EagleHead, held: list[dict], steps: int) -> list[float]:
     """Another head's held-out agreement (e.g. the shipped one's), over its own V', on the same rows."""
-    rows = target.get_output_embeddings().weight[head.vocab_ids.to(target.device)].detach().float()
-    return evaluate(head.to(target.device), held, target.get_input_embeddings(), rows, steps)
+    return evaluate(head.to(target.device), held, target.get_input_embeddings(), lm_head_rows(target, head.vocab_ids),
+                    steps)
+
+
+def lm_head_rows(target, ids: torch.Tensor) -> torch.Tensor:
+    """(V', H) float32: the target's LM-head rows of a draft vocabulary, frozen (the soft targets' scorer)."""
+    return target.get_output_embeddings().weight[ids.to(target.device)].detach().float()
 
 
 @torch.no_grad()

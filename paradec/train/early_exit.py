@@ -17,7 +17,7 @@ import torch
 
 from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter, causal_mask, run_layers
-from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, split_rows
+from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, lm_head_rows, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, published, read_manifest
 
@@ -93,10 +93,10 @@ def train(target, shards: list[dict], steps: int = 400, vocab: int = 4096, batch
     adapter = init_adapter(target, exit_layer, ids).to(device)
     for p in target.parameters():  # the training process's own copy of the target: frozen
         p.requires_grad_(False)
-    rows = target.get_output_embeddings().weight[ids.to(device)].detach().float()
+    rows = lm_head_rows(target, ids)
     before = evaluate(adapter, target, held, rows)
-    shipped = {"from": baseline[0], "agreement": evaluate(baseline[1].to(device), target, held, target
-               .get_output_embeddings().weight[baseline[1].ids.to(device)].detach().float())} if baseline else None
+    shipped = {"from": baseline[0], "agreement": evaluate(baseline[1].to(device), target, held,
+                                                          lm_head_rows(target, baseline[1].ids))} if baseline else None
 
     def loss(_step: int, gen) -> torch.Tensor:
         b = batch_of(rows_, torch.randint(len(rows_), (batch,), generator=gen).tolist(), crop, gen, device)

@@ -75,12 +75,11 @@ def train(shards: list[dict], lm_head: torch.Tensor, heads: int = 4, layers: int
     val_set = Data(vx, to_subset(vy, ids, lm_head.shape[0]), torch.ones(vy.shape))
     model = MedusaHeads(x.shape[1], heads, layers, vocab_ids=ids.int())
     rows = lm_head.index_select(0, ids).float()
+    before = {} if baseline is None else {"before": baseline_accuracy(baseline, lm_head, vx, vy)}  # fails fast
     loss, best_step = _fit(model, rows, train_set, val_set, steps, batch, lr, seed, log, checkpoint)
     stats = {"train_positions": len(x), "val_positions": len(vx), "vocab": len(ids),
              "coverage": round(float(((train_set.y >= 0) & is_answer).sum() / max(1, is_answer.sum())), 4),
-             "final_loss": round(loss, 4), "kept_step": best_step, "accuracy": accuracy(model, rows, val_set)}
-    if baseline is not None:
-        stats["before"] = baseline_accuracy(baseline, lm_head, vx, vy)
+             "final_loss": round(loss, 4), "kept_step": best_step, "accuracy": accuracy(model, rows, val_set), **before}
     return model, stats
 
 
