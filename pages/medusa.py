@@ -32,11 +32,19 @@ HOW = """1. After each verify pass, keep the target's hidden state h at the last
    Medusa-2's **typical acceptance** (accept when p(token) > min(ε, δ·exp(−H(p)))) is faster but LOSSY.
 6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill."""
 
-DEFAULTS = """A verify pass costs about the same for 1 to 12 tokens and grows after that
-(≈ 19 / 20 / 22 / 22 / 26 / 38 ms for 1 / 4 / 8 / 12 / 16 / 24 tokens, 2 threads: the Roofline page), so
-a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default tree
-was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card has the
-table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is nearly free."""
+def tree_size_text() -> str:
+    """Why the default tree is small, with the recorded verify-pass costs (forward_cost.json) when shipped."""
+    cost, shown = sources.forward_cost(), ""
+    if cost:
+        ms = dict(zip(cost["tokens"], cost["curves"]["paradec"]["median_ms"]))
+        sizes = [n for n in (1, 4, 6, 8, 12, 16, 24) if n in ms]
+        shown = (f" (measured, {cost['threads']} threads: " + " / ".join(f"{ms[n]:.0f}" for n in sizes) +
+                 " ms for " + " / ".join(map(str, sizes)) + " tokens; the Roofline page has the curve)")
+    return (f"A verify pass costs little more than a one-token pass for a few tokens and grows after that{shown}, "
+            "so a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default "
+            "tree was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card "
+            "has the table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is "
+            "nearly free.")
 
 HEADS_DEFAULT = "the heads' default"
 
@@ -126,7 +134,7 @@ def panels(trace: Trace, i: int) -> dict:
         chart(figs["per_head"], "medusa.fig.per_head")
     trees_compared(trace)
     with st.expander("Tree size on this CPU"):
-        st.markdown(DEFAULTS)
+        st.markdown(tree_size_text())
     return figs
 
 

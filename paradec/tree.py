@@ -115,10 +115,9 @@ def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[i
     return order, [index[p[:-1]] if len(p) > 1 else -1 for p in order]
 
 
-# Preset Medusa trees (medusa_choices). On a 2-core CPU a verify pass costs about the same
-# for 1 to 12 tokens and grows after that (19 / 20 / 22 / 22 / 26 ms for 1 / 4 / 8 / 12 / 16
-# tokens: assets/traces/forward_cost.json), so the CPU presets stay near a dozen nodes; mc_sim_7b_63 is Medusa's own
-# 63-node tree for GPUs.
+# Preset Medusa trees (medusa_choices). On a 2-core CPU a verify pass costs about one token's pass up to a few
+# tokens and grows after that (on a Zen 3: 1.0x / 1.2x / 1.5x for 4 / 8 / 16 tokens, assets/traces/forward_cost.json),
+# so the CPU presets stay at a dozen nodes or fewer; mc_sim_7b_63 is Medusa's own 63-node tree for GPUs.
 MEDUSA_TREES = {
     "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],
     "small8": [[0], [1], [0, 0], [1, 0], [0, 1], [0, 0, 0], [0, 0, 0, 0], [2]],

@@ -86,7 +86,9 @@ def record(runner, draft: str, method: str, prompt: str, params: dict, sampling:
     return t
 
 
-COST_SIZES = (1, 2, 4, 8, 12, 13, 16, 24, 32)
+# Every size from 1 to 8: the trees a CPU affords are that small, and Medusa's tree rule (paradec.train.medusa) can
+# only weigh the sizes measured here; 13 is 12 + 1, the first row past two of the AVX2 kernel's 6-row blocks.
+COST_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32)
 
 
 def forward_cost(target, sizes=COST_SIZES, repeats=7) -> dict:

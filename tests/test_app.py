@@ -73,6 +73,8 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert not at.exception
     text = markdown_text(at)
     assert "Nodes ↔ mask rows ↔ paths" in text and "Trees compared" in text
+    one_token = sources.forward_cost()["curves"]["paradec"]["median_ms"][0]
+    assert f"measured, 2 threads: {one_token:.0f} / " in text  # the tree-size note quotes the recorded costs
     assert "heads" in player(at, "medusa")["frames"][hit]["figs"]  # head × top-k rank, animated
     assert len(at.dataframe) >= 2 and ":red-badge[LOSSY]" not in text  # the recorded runs use exact acceptance
     trees = at.dataframe[1].value  # recorded runs of the tree presets on one prompt, then the one shown

@@ -146,7 +146,7 @@ def best_tree(acc: list[list[float]], size: int) -> tuple[list[list[int]], float
 
 # ---------------------------------------------------------------- the command and its card
 
-VERIFY_SIZES = (1, 4, 8, 12, 13, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
+VERIFY_SIZES = (1, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32)  # tokens in one verify pass (pending token + nodes)
 FORWARD_COST = ASSETS / "traces" / "forward_cost.json"
 
 
@@ -237,7 +237,7 @@ Grown greedily by the chance of reaching each node (heads taken as independent, 
 search does), for each size, then sized by the time of a verify pass over the pending token plus the
 nodes ({"measured by this command after a 200-token context" if args.measure else
 "recorded on this 2-core CPU while quiet, assets/traces/forward_cost.json"}: one target forward, 2 threads).
-A pass costs about the same from 1 to 12 tokens and then grows, so the best trade is a small tree:
+A pass costs more with every block of rows it adds (see verify ms), so the best trade is a small tree:
 
 | nodes | verify ms | expected τ | expected tokens/s |
 |---|---|---|---|
