@@ -130,7 +130,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "assets" / "traces")
     ap.add_argument("--only", type=lambda v: v.split(","), default=PARTS, metavar="NAMES",
                     help=f"comma-separated subset of: {', '.join(PARTS)} (default: all)")
-    ap.add_argument("--repeats", type=int, default=7, help="timings per size and forward for cost (median kept)")
+    ap.add_argument("--repeats", type=int, default=21, help="timings per size and forward for cost (median kept)")
+    ap.add_argument("--cost-threads", type=int, default=2,
+                    help="torch CPU threads for cost (default 2: what the bench and the app decode with)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1: on a shared 2-core machine, 2 threads that wait on each "
                          "other make multi-token passes several times slower and the timings meaningless)")
@@ -145,7 +147,9 @@ def main(argv=None) -> int:
     runner = Runner("cpu", "float32")
     if "cost" in a.only:  # its own file says how many threads it ran on
         print("cost of one forward:", flush=True)
+        torch.set_num_threads(a.cost_threads)
         files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target(), repeats=a.repeats)))
+        torch.set_num_threads(a.threads)
     if set(PAGES) & set(a.only):  # the machine that times the pages' steps: the Roofline page models them on it
         files.write_atomic(a.out / "machine.json", json.dumps(machine.probe(a.threads), indent=1) + "\n")
     print("method pages:", flush=True)
