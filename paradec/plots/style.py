@@ -44,7 +44,7 @@ def layout(fig, title: str | None = None, height: int = 300, legend_right: bool 
     title, where wrapping grows it into room kept for it: for a figure in a third of a 1024-px page."""
     title = wrap(title, 26)
     two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
-    # Title on top, the legend in one row right under it: nothing overlaps the axes in a narrow column.
+    # Title on top, the legend in one row right under it (or at the bottom): nothing overlaps the axes.
     fig.update_layout(
         title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
         height=height + (60 if legend_below else 0), font=dict(size=12),
