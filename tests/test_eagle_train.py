@@ -25,7 +25,7 @@ def shards(tiny_loaded, tmp_path_factory):
 
 
 @pytest.mark.parametrize("version,cls", [(1, Eagle2), (3, Eagle3)])
-def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, version, cls):
+def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, capsys, version, cls):
     out = tmp_path / "head"
     data_args = ["--data", str(shards), "--features", str(shards)]  # answers and features together
     code = train_main(["eagle", "--version", str(version), *data_args, "--steps", "6", "--vocab", "256",
@@ -44,6 +44,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, versi
                        "2", "--crop", "16", "--out", str(again), "--model", str(tiny_dir), "--baseline", str(out)]) == 0
     shipped = eagle_head.load(again)[1]["trained"]["baseline"]
     assert shipped["from"] == str(out) and all(0 <= a <= 1 for a in shipped["agreement"])
+    assert f"eagle{version}: {out} scores " in capsys.readouterr().err  # to watch the new head pass it
     assert f"| the head in `{out}`, before this run |" in (again / "card.md").read_text()
 
 
