@@ -59,8 +59,8 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     card = (out / "card.md").read_text()
     assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card and "weight 0.3" in card
     stats = json.loads((out / "stats.json").read_text())
-    assert len(stats["accuracy"]) == 3  # one tree size a measured verify size, less the pending token:
-    assert [r["nodes"] for r in stats["tree_sizes"]] == [2, 3, 4, 5, 6, 7, 11, 12, 15, 23, 31]
+    assert len(stats["accuracy"]) == 3
+    assert [r["nodes"] for r in stats["tree_sizes"]] == [2, 3, 4, 5, 6, 7, 11, 12, 15, 23, 31]  # verify sizes - 1
     assert "measured by this command" in card and "before this run" not in card
     again = tmp_path / "again"  # scored beside the heads above: the same kept-out positions give the same numbers
     assert train_main(["medusa", *data_args, "--steps", "1", "--vocab", "256", "--batch", "64", "--heads", "3",

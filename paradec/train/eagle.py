@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
-from .loop import CHECKPOINT, Plan, done, fit, spread
+from .loop import CHECKPOINT, Plan, done, fit, spread, to_stderr
 from .selfdistill import (
     VALIDATION_EVERY,
     add_data_args,
@@ -153,7 +153,7 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
     sample = spread(held, EVAL_ROWS)
     if baseline:  # in the units of the held-out score logged while training, to watch the new head pass it
         score = sum(baseline_agreement(target, baseline[1], sample, max(unroll, 3)))
-        (log or (lambda msg: print(msg, file=sys.stderr)))(f"eagle{version}: {baseline[0]} scores {score:.4f} held-out")
+        (log or to_stderr)(f"eagle{version}: {baseline[0]} scores {score:.4f} held-out")
     res = fit(head, loss, plan, lambda: sum(evaluate(head, sample, embed, lm_rows, max(unroll, 3))), log,
               name=f"eagle{version}")
     facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "ttt": unroll,

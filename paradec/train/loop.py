@@ -60,12 +60,17 @@ class Result:
         return sum(tail) / max(1, len(tail))
 
 
+def to_stderr(msg: str) -> None:
+    """A trainer's progress line, where no other log was given."""
+    print(msg, file=sys.stderr)
+
+
 def fit(module: torch.nn.Module, loss: Callable[[int, torch.Generator], torch.Tensor], plan: Plan,
         score: Callable[[], float] | None = None, log: Callable[[str], None] | None = None,
         name: str = "train", params: list[torch.nn.Parameter] | None = None) -> Result:
     """Train `module` (its trainable parameters, or `params`) for plan.steps steps; with `score`, end on
     the best-scoring state seen at an evaluation (the starting state counts as step 0)."""
-    log = log or (lambda msg: print(msg, file=sys.stderr))
+    log = log or to_stderr
     params = params if params is not None else [p for p in module.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=plan.lr, weight_decay=plan.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: plan.factor(s))
