@@ -27,7 +27,7 @@ def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="step")
-    return layout(fig, "tokens per step (one target forward each)", height, legend_below=True)
+    return layout(fig, "tokens per step (one target forward each)", height, legend="below")
 
 
 def position_figure(trace: Trace, height: int = 240) -> go.Figure:
@@ -51,7 +51,7 @@ def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="step")
     fig.update_yaxes(title="ms")
-    return layout(fig, "draft vs verify time", height, legend_below=True)
+    return layout(fig, "draft vs verify time", height, legend="below")
 
 
 COST_COLORS = ("bonus", "resampled", "accepted")

@@ -35,24 +35,27 @@ def wrap(text: str | None, width: int) -> str | None:
     return text[:cut] + "<br>" + text[cut + 1 :]
 
 
-def layout(fig, title: str | None = None, height: int = 300, legend_right: bool = False, legend_below: bool = False):
+# Where a figure's legend goes (layout's `legend`). top: one row right under the title. right: a column right
+# of the plot, for a full-width figure with many entries (a row under the title wraps upwards over the title
+# when it does not fit). below: under the x axis's title, where wrapping grows it into room kept for it, for
+# a figure in a third of a 1024-px page.
+LEGENDS = {"top": dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+           "right": dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
+           "below": dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)}
+
+
+def layout(fig, title: str | None = None, height: int = 300, legend: str = "top"):
     """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
     labelled by decade (plotly's in-between labels are 9 px). The TEMPLATE is left to whoever shows the
-    figure: copying it into each figure took two thirds of drawing a player frame. legend_right: the legend
-    in a column right of the plot, for a full-width figure with many entries (a row under the title wraps
-    upwards over the title when it does not fit). legend_below: the legend at the bottom, under the x axis's
-    title, where wrapping grows it into room kept for it: for a figure in a third of a 1024-px page."""
+    figure: copying it into each figure took two thirds of drawing a player frame. legend: see LEGENDS."""
     title = wrap(title, 26)
     two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
-    # Title on top, the legend in one row right under it (or at the bottom): nothing overlaps the axes.
+    below = legend == "below"  # 60 px more at the bottom for it, 30 fewer at the top where no legend row is
     fig.update_layout(
         title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
-        height=height + (60 if legend_below else 0), font=dict(size=12),
-        margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0) - (30 if legend_below else 0),
-                    b=70 if legend_below else 10),
-        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02) if legend_right else
-        dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0) if legend_below else
-        dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+        height=height + (60 if below else 0), font=dict(size=12), legend=LEGENDS[legend],
+        margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0) - (30 if below else 0),
+                    b=70 if below else 10),
     )
     for axis in ("xaxis", "yaxis"):
         ax = fig.layout[axis]
