@@ -1,11 +1,13 @@
 """A lean forward pass of a Llama-family target on the CPU, for the few tokens a decode step feeds.
 
-The same math as Hugging Face's LlamaForCausalLM, float32, the shared model's own modules for the norms,
-rotary embedding and activation, but:
+The same math as Hugging Face's LlamaForCausalLM, float32, the shared model's own weights and rotary
+embedding, but:
 - the q/k/v and gate/up projections fused, every weight packed once at load for paradec's small-row
   kernel (paradec.kernels; torch's matrix product when that kernel cannot be built here);
+- the rest of a layer in the same extension, one call a step: norm, rotary and cache write, attention,
+  SiLU-gate, the residual adds inside the products (paradec.layer_ops; torch's operations without it);
 - a KV cache preallocated per run and written by position (gpt-fast's design), compacted in place;
-- a boolean attention mask only where one is needed (a tree, a window), none for a single token.
+- a boolean attention mask only where one is needed (a tree, a window), none for a chain or a token.
 
 AR and every method's verify pass run through it (paradec.engine), so the speedups compare one forward
 with itself. Its logits differ from Hugging Face's by ~1e-6 (another summation order); Hugging Face's
@@ -17,21 +19,23 @@ import time
 
 import torch
 from torch.nn import functional as F
-from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from . import kernels
+from .layer_ops import KernelOps, TorchOps
 
 
 class Linear:
-    """y = x W^T (+ b) for x (M, K): W packed for the kernel, or kept as is for torch's fallback."""
+    """y = x W^T (+ b) (+ residual) for x (M, K): W packed for the kernel, or as is for torch's fallback."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, kernel):
         self.n, self.kernel, self.bias = weight.shape[0], kernel, bias
         self.weight = kernel.pack(weight) if kernel is not None else weight.contiguous()
 
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.kernel.linear(x, self.weight, self.n) if self.kernel is not None else F.linear(x, self.weight)
-        return y if self.bias is None else y + self.bias
+    def __call__(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+        if self.kernel is not None:
+            return self.kernel.linear(x, self.weight, self.n, self.bias, residual)
+        y = F.linear(x, self.weight, self.bias)
+        return y if residual is None else residual + y
 
 
 class PackedLinear(torch.nn.Module):
@@ -82,7 +86,7 @@ def _fused(*linears) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 
 class Layer:
-    """One decoder layer's packed projections; norms, rotary and activation stay the model's modules."""
+    """One decoder layer's packed projections and its norms (the model's modules: their weights and eps)."""
 
     def __init__(self, layer, kernel):
         a, m = layer.self_attn, layer.mlp
@@ -90,9 +94,7 @@ class Layer:
         self.o = Linear(a.o_proj.weight.detach(), _bias(a.o_proj), kernel)
         self.gate_up = Linear(*_fused(m.gate_proj, m.up_proj), kernel)
         self.down = Linear(m.down_proj.weight.detach(), _bias(m.down_proj), kernel)
-        self.norm_in, self.norm_post, self.act = layer.input_layernorm, layer.post_attention_layernorm, m.act_fn
-        self.split = [a.q_proj.out_features, a.k_proj.out_features, a.v_proj.out_features]
-        self.inter = m.gate_proj.out_features
+        self.norm_in, self.norm_post = layer.input_layernorm, layer.post_attention_layernorm
 
 
 def _bias(linear) -> torch.Tensor | None:
@@ -144,6 +146,7 @@ class FastTarget:
         t0 = time.perf_counter()
         self.model, self.config = model, model.config  # the shared model: read, never changed
         self.kernel = kernels.kernel() if use_kernel else None
+        self.ops = TorchOps() if self.kernel is None else KernelOps(self.kernel)
         base = model.model
         self.embed, self.norm, self.rotary = base.embed_tokens, base.norm, base.rotary_emb
         self.layers = [Layer(layer, self.kernel) for layer in base.layers]
@@ -170,6 +173,8 @@ class FastTarget:
             return f"the fast path runs on the CPU in float32, not {device} {dtype}"
         if type(model).__name__ != "LlamaForCausalLM":
             return f"the fast path runs Llama-family models, not {type(model).__name__}"
+        if model.config.hidden_act != "silu":
+            return f"the fast path's MLP is SiLU-gated, not {model.config.hidden_act}"
         if getattr(model.config, "sliding_window", None) or getattr(model.config, "layer_types", None) and any(
                 t != "full_attention" for t in model.config.layer_types):
             return "the fast path has no sliding window"
@@ -206,35 +211,23 @@ class FastTarget:
         cache.reserve(m)
         h = self.embed(ids)
         cos, sin = self.rotary(h, positions)  # (B, M, head_dim), the model's own rotary
-        mask = (_causal(m, start) if m > 1 else None) if allowed is None else allowed[:, None]
+        h = h.view(b * m, -1)  # the residual stream, a row per token
         states = [h]
         for i, layer in enumerate(self.layers):
-            h = self._layer(i, layer, h, cos, sin, mask, cache, start)
+            h = self._layer(i, layer, h, cos, sin, allowed, cache, start)
             states.append(h)
-        h = self.norm(h)
+        h = self.ops.rmsnorm(h, self.norm)
         states[-1] = h
-        logits = self.lm_head(h[:, m - keep:].reshape(b * keep, -1)).view(b, keep, -1)
+        logits = self.lm_head(h.view(b, m, -1)[:, m - keep:].reshape(b * keep, -1)).view(b, keep, -1)
         logits = logits if self.expand is None else self.expand(logits)
         cache.length = start + m
-        hidden = torch.stack([states[i] for i in hidden_layers]) if hidden_layers else None
+        hidden = torch.stack([states[i] for i in hidden_layers]).view(-1, b, m, h.shape[-1]) if hidden_layers else None
         return logits, hidden
 
-    def _layer(self, i: int, layer: Layer, h, cos, sin, mask, cache: Cache, start: int) -> torch.Tensor:
-        b, m = h.shape[:2]
-        q, k, v = layer.qkv(layer.norm_in(h).view(b * m, -1)).split(layer.split, dim=-1)
-        q = q.view(b, m, self.heads, self.head_dim).transpose(1, 2)  # (B, heads, M, head_dim)
-        k = k.view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)
-        q, k = apply_rotary_pos_emb(q, k, cos, sin)  # Hugging Face's own, the same operations
-        cache.k[i, :, :, start:start + m] = k
-        cache.v[i, :, :, start:start + m] = v.view(b, m, self.kv_heads, self.head_dim).transpose(1, 2)
-        keys, values = cache.k[i, :, :, :start + m], cache.v[i, :, :, :start + m]
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, scale=self.scaling,
-                                             enable_gqa=self.heads != self.kv_heads)
-        h = h + layer.o(out.transpose(1, 2).reshape(b * m, -1)).view(b, m, -1)
-        gate, up = layer.gate_up(layer.norm_post(h).view(b * m, -1)).split(layer.inter, dim=-1)
-        return h + layer.down(layer.act(gate) * up).view(b, m, -1)
-
-
-def _causal(m: int, start: int) -> torch.Tensor:
-    """(M, start + M): each new token sees every cached entry and the new tokens up to itself."""
-    return torch.ones(m, start + m, dtype=torch.bool).tril(start)
+    def _layer(self, i: int, layer: Layer, h, cos, sin, allowed, cache: Cache, start: int) -> torch.Tensor:
+        """h (B*M, H) -> the layer's output (B*M, H); its keys and values written into the cache at start."""
+        ops, kc, vc = self.ops, cache.k[i], cache.v[i]
+        q = ops.rope_qkv(layer.qkv(ops.rmsnorm(h, layer.norm_in)), cos, sin, kc, vc, start, self.heads, self.kv_heads)
+        out = ops.attention(q, kc, vc, start + cos.shape[1], allowed, self.scaling)  # (B, M, heads, head_dim)
+        h = layer.o(out.view(h.shape[0], -1), residual=h)
+        return layer.down(ops.silu_mul(layer.gate_up(ops.rmsnorm(h, layer.norm_post))), residual=h)

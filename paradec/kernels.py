@@ -1,7 +1,8 @@
-"""The CPU kernel for the few-row matrix products of decoding (paradec/csrc/small_gemm.cpp).
+"""paradec's CPU extension for the few rows a decode step feeds (paradec/csrc): the matrix products
+(small_gemm.cpp) and the rest of a decoder layer (layer.cpp: norm, rotary and cache write, attention, SiLU-gate).
 
 Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, 25-50 s on 2 cores) into
-paradec's cache folder, keyed by the source, torch's version and the CPU, then loaded in a second.
+paradec's cache folder, keyed by the sources, torch's version and the CPU, then loaded in a second.
 `python -m paradec.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
 path runs on torch's own matrix products instead, and `why_not()` says why."""
 from __future__ import annotations
@@ -14,7 +15,8 @@ import threading
 import time
 from pathlib import Path
 
-SOURCE = Path(__file__).parent / "csrc" / "small_gemm.cpp"
+CSRC = Path(__file__).parent / "csrc"
+SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "module.cpp")]
 # -fopenmp: torch's parallel_for is inline, so it runs on torch's threads only when the kernel is compiled with
 # OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.
 BUILDS = (("", ["-O3", "-march=native", "-fopenmp"], ["-fopenmp"]), ("_serial", ["-O3", "-march=native"], []))
@@ -34,7 +36,8 @@ def _cpu() -> str:
 def _name() -> str:
     import torch
 
-    key = SOURCE.read_bytes() + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()
+    sources = b"".join(p.read_bytes() for p in [*SOURCES, CSRC / "ops.h"])
+    key = sources + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()
     digest = hashlib.sha256(key).hexdigest()
     return f"paradec_small_gemm_{digest[:12]}"
 
@@ -58,7 +61,7 @@ def _load():
             folder = cache_dir() / "kernels" / name
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                return load(name, [str(SOURCE)], extra_cflags=cflags, extra_ldflags=ldflags,
+                return load(name, [str(p) for p in SOURCES], extra_cflags=cflags, extra_ldflags=ldflags,
                             build_directory=str(folder), verbose=False), ""
             except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the next, or torch's own products
                 why = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"

@@ -73,6 +73,21 @@ def test_a_row_gets_the_same_bits_whatever_rows_share_its_pass():
         assert torch.equal(k.linear(x[:m], packed, 70), alone[:m]), m
 
 
+def test_a_chain_pass_gives_each_row_the_bits_of_ars_passes(model):
+    """With the extension, every step of a layer computes a row on its own: a verify pass over a chain gives
+    each row exactly the logits AR's one-token passes give it, so greedy equality is exact, not near."""
+    if kernels.kernel() is None:
+        pytest.skip(kernels.why_not())
+    fast = FastTarget(model)
+    prompt, chain = [1, 2, 3, 4, 10], [5, 6, 7, 8, 9, 11, 12]
+    caches = fast.new_cache(), fast.new_cache()
+    for cache in caches:
+        fast.forward(cache, prompt, torch.arange(len(prompt)), None, 1)
+    ar = [fast.forward(caches[0], [t], torch.tensor([len(prompt) + i]), None, 1)[0][0] for i, t in enumerate(chain)]
+    rows, _ = fast.forward(caches[1], chain, torch.arange(len(prompt), len(prompt) + len(chain)), None, len(chain))
+    assert all(torch.equal(a, r) for a, r in zip(ar, rows))
+
+
 DRAFTS = {
     "chain": Draft(tokens=[5, 6, 7], parents=[-1, 0, 1]),
     "tree": Draft(tokens=[5, 9, 6, 11, 12], parents=[-1, -1, 0, 0, 1]),

@@ -12,25 +12,19 @@
 // by paradec/kernels.py (without OpenMP, at::parallel_for runs on one thread). The products sum in k order, with
 // fused multiply-adds: not bit-equal to a library GEMM, so every forward pass that must agree (AR and every
 // verify pass) goes through this one kernel.
-#include <torch/extension.h>
 #include <ATen/Parallel.h>
+
+#include "ops.h"
 
 #include <atomic>
 
 namespace {
 
-// The machine's own vector width: a wider generic vector than the registers is split by the compiler into
-// pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM). A panel is two vectors wide
-// and a block of rows keeps its sums (rows x 2 vectors), two weight vectors and a broadcast x in the registers:
-// 12 rows of 32 columns with AVX-512's 32 registers, 6 of 16 with the 16 of AVX2 (BLIS's 6x16; 3 rows of 32
-// columns, the earlier shape, were 1.25x slower for 12-16 rows on a Zen 3 and the same for fewer).
-#if defined(__AVX512F__)
-constexpr int VW = 16, MAX_ROWS = 12;
-#elif defined(__AVX__)
-constexpr int VW = 8, MAX_ROWS = 6;
-#else
-constexpr int VW = 4, MAX_ROWS = 6;  // SSE, NEON
-#endif
+// VW is the machine's vector width (ops.h). A panel is two vectors wide and a block of rows keeps its sums
+// (rows x 2 vectors), two weight vectors and a broadcast x in the registers: 12 rows of 32 columns with
+// AVX-512's 32 registers, 6 of 16 with the 16 of AVX2 (BLIS's 6x16; 3 rows of 32 columns, the earlier shape,
+// were 1.25x slower for 12-16 rows on a Zen 3 and the same for fewer).
+constexpr int MAX_ROWS = VW == 16 ? 12 : 6;
 constexpr int NV = 2;  // vectors per panel row
 constexpr int64_t P = NV * VW;  // output columns per panel
 constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
@@ -39,7 +33,6 @@ constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
 // measured best of 4 to 32 KB. A prompt's hundreds of rows are bound by the arithmetic, not the memory: tiles
 // cost them 5%, so they go untiled.
 constexpr int64_t TILE = 8192 / (P * 4), TILED_ROWS = 36;
-typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
 
 // MB rows of x times panel rows k0..k1-1, added to their sums in acc (MB x P; started at 0 when k0 is 0).
 // Each sum runs in k order whatever the tiles: the results do not depend on how many rows share a pass.
@@ -85,7 +78,9 @@ void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* a
 // the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of the tile two tiles
 // on, so that memory stays busy while the later blocks compute from the cache (when only the first block
 // asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x slower measured).
-void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols, float* acc) {
+// Then y = acc (+ b) (+ res), b and res (the layer's residual stream, M x N) where not null: HF's order.
+void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols, float* acc,
+          const float* b, const float* res) {
   const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS, tile = blocks == 1 || M > TILED_ROWS ? K : TILE;
   for (int64_t k0 = 0; k0 < K; k0 += tile) {
     for (int64_t b = 0, m = 0; b < blocks; ++b) {
@@ -96,7 +91,11 @@ void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64
     }
   }
   for (int64_t r = 0; r < M; ++r)
-    for (int64_t j = 0; j < ncols; ++j) y[r * N + j] = acc[r * P + j];
+    for (int64_t j = 0; j < ncols; ++j) {
+      float v = acc[r * P + j];
+      if (b) v += b[j];
+      y[r * N + j] = res ? res[r * N + j] + v : v;
+    }
 }
 
 }  // namespace
@@ -117,21 +116,28 @@ torch::Tensor pack(torch::Tensor w) {
   return packed;
 }
 
-// x (M, K) float32, packed from pack(W), N = W's rows -> (M, N).
-torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t N) {
+// x (M, K) float32, packed from pack(W), N = W's rows -> (M, N), plus bias (N) and residual (M, N) if given.
+torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t N, const c10::optional<torch::Tensor>& bias,
+                     const c10::optional<torch::Tensor>& residual) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32 && x.device().is_cpu(), "linear: x (M, K) float32");
   TORCH_CHECK(packed.dim() == 3 && packed.size(2) == P && packed.size(1) == x.size(1), "linear: packed weight");
   TORCH_CHECK(N > (packed.size(0) - 1) * P && N <= packed.size(0) * P, "linear: N");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), panels = packed.size(0);
+  torch::Tensor b = bias ? bias->contiguous() : torch::Tensor(), res = residual ? residual->contiguous() : b;
+  TORCH_CHECK(!bias || (b.numel() == N && b.scalar_type() == torch::kFloat32), "linear: bias (N) float32");
+  TORCH_CHECK(!residual || (res.numel() == M * N && res.scalar_type() == torch::kFloat32), "linear: residual (M, N)");
   auto y = torch::empty({M, N}, x.options());
   const float* xs = x.data_ptr<float>();
   const float* ws = packed.data_ptr<float>();
+  const float* bs = bias ? b.data_ptr<float>() : nullptr;
+  const float* rs = residual ? res.data_ptr<float>() : nullptr;
   float* ys = y.data_ptr<float>();
-  at::parallel_for(0, panels, 4, [&](int64_t b, int64_t e) {
+  at::parallel_for(0, panels, 4, [&](int64_t lo, int64_t hi) {
     std::vector<float> acc(M * P);
-    for (int64_t p = b; p < e; ++p)
-      rows(xs, M, K, ws + p * K * P, ys + p * P, N, std::min<int64_t>(P, N - p * P), acc.data());
+    for (int64_t p = lo; p < hi; ++p)
+      rows(xs, M, K, ws + p * K * P, ys + p * P, N, std::min<int64_t>(P, N - p * P), acc.data(),
+           bs ? bs + p * P : nullptr, rs ? rs + p * P : nullptr);
   });
   return y;
 }
@@ -141,10 +147,4 @@ int64_t parallel_pieces() {
   std::atomic<int64_t> pieces{0};
   at::parallel_for(0, 1024, 1, [&](int64_t, int64_t) { ++pieces; });
   return pieces;
-}
-
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("pack", &pack, "pack a (N, K) weight into panels of P columns");
-  m.def("linear", &linear, "x (M, K) times a packed weight -> (M, N)");
-  m.def("parallel_pieces", &parallel_pieces, "how many threads share a product");
 }

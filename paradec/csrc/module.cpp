@@ -1,0 +1,13 @@
+// paradec's CPU extension, as Python sees it (paradec/kernels.py builds and loads it).
+#include "ops.h"
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("pack", &pack, "pack a (N, K) weight into panels");
+  m.def("linear", &linear, "x (M, K) times a packed weight (+ bias) (+ residual) -> (M, N)", py::arg("x"),
+        py::arg("packed"), py::arg("n"), py::arg("bias") = py::none(), py::arg("residual") = py::none());
+  m.def("parallel_pieces", &parallel_pieces, "how many threads share a product");
+  m.def("rmsnorm", &rmsnorm, "Llama's RMSNorm of x's rows");
+  m.def("rope_qkv", &rope_qkv, "rotate q and k, write k and v into a layer's cache, return q (B, M, heads, D)");
+  m.def("attention", &attention, "a few queries against a layer's cache -> (B, M, heads, D)");
+  m.def("silu_mul", &silu_mul, "silu(gate) * up from the fused gate/up projection");
+}

@@ -1,0 +1,120 @@
+"""paradec's extension computes each step of a decoder layer as torch's operations do (layer_ops.TorchOps:
+Hugging Face's own norm and rotary, torch's attention), and a row's bits do not depend on the rows beside it."""
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+from paradec import kernels
+from paradec.layer_ops import KERNEL_ROWS, KernelOps, TorchOps, causal
+
+HEADS, KV, D = 6, 2, 16  # three query heads share a key/value head (GQA), as in the embedded model
+
+
+@pytest.fixture(scope="module")
+def ops():
+    k = kernels.kernel()
+    if k is None:
+        pytest.skip(kernels.why_not())
+    return KernelOps(k)
+
+
+def _cache(b: int, capacity: int = 24, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(b, KV, capacity, D, generator=g), torch.randn(b, KV, capacity, D, generator=g)
+
+
+def _rotary(b: int, m: int):
+    angle = torch.rand(b, m, D // 2) * 20
+    emb = torch.cat([angle, angle], dim=-1)  # Llama's layout: each frequency twice
+    return emb.cos(), emb.sin()
+
+
+def test_rmsnorm_is_the_models(ops):
+    norm = LlamaRMSNorm(40, eps=1e-5)
+    norm.weight.data = torch.randn(40)
+    x = torch.randn(7, 40) * 3
+    assert_close(ops.rmsnorm(x, norm), norm(x), atol=1e-6, rtol=1e-5)
+
+
+def test_rope_rotates_q_and_writes_k_and_v_into_the_cache(ops):
+    b, m, start = 2, 5, 3
+    qkv = torch.randn(b * m, (HEADS + 2 * KV) * D)
+    cos, sin = _rotary(b, m)
+    (kw, vw), (kg, vg) = _cache(b), _cache(b)
+    want = TorchOps.rope_qkv(qkv, cos, sin, kw, vw, start, HEADS, KV)
+    got = ops.rope_qkv(qkv, cos, sin, kg, vg, start, HEADS, KV)
+    assert got.shape == (b, m, HEADS, D)
+    assert_close(got, want, atol=1e-6, rtol=1e-5)
+    assert_close(kg, kw, atol=1e-6, rtol=1e-5)
+    assert torch.equal(vg, vw)  # values are copied, untouched entries kept
+
+
+def _tree_mask(b: int, m: int, start: int) -> torch.Tensor:
+    """(B, M, start + M): every cached entry, itself, and a random subset of the earlier new tokens."""
+    allowed = torch.rand(b, m, start + m) < 0.5
+    allowed[..., :start] = True
+    itself = torch.zeros(m, start + m, dtype=torch.bool)
+    itself[:, start:] = torch.eye(m, dtype=torch.bool)
+    return (allowed & causal(m, start)) | itself
+
+
+@pytest.mark.parametrize("b, m, start, masked", [(1, 1, 9, False), (1, 6, 9, False), (2, 7, 4, True),
+                                                 (1, 13, 0, False)])
+def test_attention_is_torchs(ops, b, m, start, masked):
+    kc, vc = _cache(b)
+    q = torch.randn(b, m, HEADS, D)
+    allowed = _tree_mask(b, m, start) if masked else None
+    want = TorchOps.attention(q, kc, vc, start + m, allowed, 0.25)
+    assert_close(ops.attention(q, kc, vc, start + m, allowed, 0.25), want, atol=1e-6, rtol=1e-5)
+
+
+def test_a_query_gets_the_same_bits_whatever_rows_share_its_pass(ops):
+    """AR's 1-row pass and a verify pass's rows must agree exactly, so that greedy decoding is lossless
+    to the bit: a row alone, after the entries it sees, equals that row among others, causal or masked."""
+    kc, vc = _cache(1)
+    m, start = 8, 5
+    q = torch.randn(1, m, HEADS, D)
+    rows = ops.attention(q, kc, vc, start + m, None, 0.25)
+    for i in range(m):
+        assert torch.equal(ops.attention(q[:, i:i + 1], kc, vc, start + i + 1, None, 0.25), rows[:, i:i + 1])
+    allowed = _tree_mask(1, m, start)
+    rows = ops.attention(q, kc, vc, start + m, allowed, 0.25)
+    for i in range(m):
+        alone = ops.attention(q[:, i:i + 1], kc, vc, start + m, allowed[:, i:i + 1], 0.25)
+        assert torch.equal(alone, rows[:, i:i + 1])
+
+
+def test_a_row_that_may_see_nothing_attends_to_nothing(ops):
+    kc, vc = _cache(1)
+    allowed = torch.zeros(1, 2, 6, dtype=torch.bool)
+    allowed[0, 1, 0] = True
+    out = ops.attention(torch.randn(1, 2, HEADS, D), kc, vc, 6, allowed, 0.25)
+    assert torch.equal(out[0, 0], torch.zeros(HEADS, D)) and torch.equal(out[0, 1, 0], vc[0, 0, 0])
+
+
+def test_a_long_prompt_attends_through_torch(ops):
+    kc, vc = _cache(1, capacity=KERNEL_ROWS + 8)
+    q = torch.randn(1, KERNEL_ROWS + 1, HEADS, D)
+    want = TorchOps.attention(q, kc, vc, KERNEL_ROWS + 1, None, 0.25)
+    assert torch.equal(ops.attention(q, kc, vc, KERNEL_ROWS + 1, None, 0.25), want)
+
+
+def test_silu_gate_is_torchs_over_the_whole_range(ops):
+    gate_up = torch.cat([torch.linspace(-120, 120, 1000), torch.randn(1000)]).view(2, 1000)
+    assert_close(ops.silu_mul(gate_up), TorchOps.silu_mul(gate_up), atol=1e-6, rtol=2e-6)
+
+
+def test_products_add_the_bias_and_the_residual(ops):
+    k = ops.kernel
+    w, x, bias, residual = torch.randn(37, 53), torch.randn(5, 53), torch.randn(37), torch.randn(5, 37)
+    assert_close(k.linear(x, k.pack(w), 37, bias, residual), residual + (x @ w.T + bias), atol=1e-5, rtol=1e-5)
+    assert_close(k.linear(x, k.pack(w), 37, residual=residual), residual + x @ w.T, atol=1e-5, rtol=1e-5)
+
+
+def test_bad_shapes_are_refused_not_read_past(ops):
+    kc, vc = _cache(1, capacity=4)
+    with pytest.raises(RuntimeError, match="shapes"):
+        ops.attention(torch.randn(1, 2, HEADS, D), kc, vc, 5, None, 0.25)  # more entries than the cache holds
+    with pytest.raises(RuntimeError, match="shapes"):
+        ops.rope_qkv(torch.randn(2, (HEADS + 2 * KV) * D), *_rotary(1, 2), kc, vc, 3, HEADS, KV)
