@@ -157,12 +157,13 @@ def measured_costs() -> None:
                 "Hugging Face's. A flat curve means verifying many drafted tokens costs about as much as one.")
     chart(cost_figure(cost), "roof.cost")
     st.caption(f"`make traces`, {cost['threads']} torch threads, after {cost['context_tokens']} cached tokens, "
-               "each pass timed 7 times, interleaved. Hugging Face's forward uses the library matrix product, which "
+               f"each pass timed {len(cost['curves']['paradec']['all_ms'][0])} times, interleaved (the median). "
+               "Hugging Face's forward uses the library matrix product, which "
                "on this CPU costs much more for 2 rows than for 1. paradec's forward (every run decodes with it, "
-               "AR included) packs the weights for a kernel that keeps up to 12 rows in registers while the weights "
-               "stream from memory once: up to 12 tokens ride along almost free, as the roofline says they should; "
-               "past 12, blocks of rows take turns on each tile of the weights while it is in cache, and each token "
-               "adds its arithmetic.")
+               "AR included) packs the weights for a kernel that keeps a few rows in registers while the weights "
+               "stream from memory once, and runs the rest of each layer (norms, rotary, attention, SiLU-gate) as "
+               "one compiled call a step instead of dozens of small ones: a few tokens ride along almost free, as "
+               "the roofline says they should; then each further token adds its arithmetic.")
     for path in sorted((Path(__file__).resolve().parents[1] / "assets" / "bench").glob("gpu-*.json")):
         gpu = sources.json_file(path)
         header(f"Measured on a GPU: {gpu['device']}", MEASURED,
