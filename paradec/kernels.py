@@ -1,7 +1,7 @@
 """paradec's CPU extension for the few rows a decode step feeds (paradec/csrc): the matrix products
 (small_gemm.cpp) and the rest of a decoder layer (layer.cpp: norm, rotary and cache write, attention, SiLU-gate).
 
-Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, 25-50 s on 2 cores) into
+Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, ~65 s on 2 cores) into
 paradec's cache folder, keyed by the sources, torch's version and the CPU, then loaded in a second.
 `python -m paradec.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
 path runs on torch's own matrix products instead, and `why_not()` says why."""

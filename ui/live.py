@@ -40,7 +40,7 @@ def _loaded(runner, model: str):
     (paradec.kernels): say so while it runs."""
     if model in runner.specs():
         return runner.target(model)
-    with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about 20 s)…"):
+    with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about a minute)…"):
         return runner.target(model)
 
 

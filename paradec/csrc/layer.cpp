@@ -8,6 +8,7 @@
 // token gets the same bits in AR's 1-row pass as in a verify pass, as with the products.
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -62,8 +63,8 @@ inline void rotate(const float* x, const float* c, const float* s, float* out, i
   for (int64_t i = half; i < d; ++i) out[i] = x[i] * c[i] + x[i - half] * s[i];
 }
 
-void check(const torch::Tensor& t, int64_t dim, const char* what) {
-  TORCH_CHECK(t.dim() == dim && t.scalar_type() == torch::kFloat32 && t.device().is_cpu() && t.is_contiguous(),
+void check(const at::Tensor& t, int64_t dim, const char* what) {
+  TORCH_CHECK(t.dim() == dim && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.is_contiguous(),
               what, ": a contiguous ", dim, "-D float32 CPU tensor");
 }
 
@@ -96,12 +97,12 @@ void attend_row(const float* q, const float* k, const float* v, const bool* ok, 
 }  // namespace
 
 // x (R, H) -> weight * (x / sqrt(mean(x^2) + eps)), row by row.
-torch::Tensor rmsnorm(torch::Tensor x, torch::Tensor weight, double eps) {
+at::Tensor rmsnorm(at::Tensor x, at::Tensor weight, double eps) {
   check(x, 2, "rmsnorm: x");
   weight = weight.contiguous();
   const int64_t R = x.size(0), H = x.size(1);
-  TORCH_CHECK(weight.numel() == H && weight.scalar_type() == torch::kFloat32, "rmsnorm: weight (H) float32");
-  auto y = torch::empty_like(x);
+  TORCH_CHECK(weight.numel() == H && weight.scalar_type() == at::kFloat, "rmsnorm: weight (H) float32");
+  auto y = at::empty_like(x);
   const float *xs = x.data_ptr<float>(), *w = weight.data_ptr<float>();
   float* ys = y.data_ptr<float>();
   for (int64_t r = 0; r < R; ++r) {
@@ -115,7 +116,7 @@ torch::Tensor rmsnorm(torch::Tensor x, torch::Tensor weight, double eps) {
 // qkv (B*M, (heads + 2 kv_heads) D): the fused projection's rows; cos, sin (B, M, D); kc, vc (B, kv_heads,
 // capacity, D): this layer's cache. Writes the rotated keys and the values at entries start .. start+M-1 and
 // returns the rotated queries (B, M, heads, D).
-torch::Tensor rope_qkv(torch::Tensor qkv, torch::Tensor cos, torch::Tensor sin, torch::Tensor kc, torch::Tensor vc,
+at::Tensor rope_qkv(at::Tensor qkv, at::Tensor cos, at::Tensor sin, at::Tensor kc, at::Tensor vc,
                        int64_t start, int64_t heads, int64_t kv_heads) {
   check(qkv, 2, "rope_qkv: qkv"), check(cos, 3, "rope_qkv: cos"), check(sin, 3, "rope_qkv: sin");
   check(kc, 4, "rope_qkv: k cache"), check(vc, 4, "rope_qkv: v cache");
@@ -124,7 +125,7 @@ torch::Tensor rope_qkv(torch::Tensor qkv, torch::Tensor cos, torch::Tensor sin, 
   TORCH_CHECK(kc.size(1) == kv_heads && vc.sizes() == kc.sizes() && qkv.size(0) == B * M && qkv.size(1) == width &&
               cos.size(0) == B && cos.size(2) == D && sin.sizes() == cos.sizes() && start + M <= cap,
               "rope_qkv: shapes");
-  auto q = torch::empty({B, M, heads, D}, qkv.options());
+  auto q = at::empty({B, M, heads, D}, qkv.options());
   const float *x = qkv.data_ptr<float>(), *cs = cos.data_ptr<float>(), *sn = sin.data_ptr<float>();
   float *qs = q.data_ptr<float>(), *ks = kc.data_ptr<float>(), *vs = vc.data_ptr<float>();
   for (int64_t b = 0; b < B; ++b)
@@ -144,16 +145,16 @@ torch::Tensor rope_qkv(torch::Tensor qkv, torch::Tensor cos, torch::Tensor sin, 
 // q (B, M, heads, D) after the cache's first `length` entries were written (the last M are q's own tokens);
 // allowed (B, M, length) bool, or none: causal (row m sees the entries up to its own, length - M + m).
 // -> softmax(q k^T * scale) v, (B, M, heads, D); a query head shares its group's key/value head (GQA).
-torch::Tensor attention(torch::Tensor q, torch::Tensor kc, torch::Tensor vc, int64_t length,
-                        const c10::optional<torch::Tensor>& allowed, double scale) {
+at::Tensor attention(at::Tensor q, at::Tensor kc, at::Tensor vc, int64_t length,
+                        const c10::optional<at::Tensor>& allowed, double scale) {
   check(q, 4, "attention: q"), check(kc, 4, "attention: k cache"), check(vc, 4, "attention: v cache");
   const int64_t B = q.size(0), M = q.size(1), H = q.size(2), D = q.size(3), KV = kc.size(1), cap = kc.size(2);
   TORCH_CHECK(kc.size(0) == B && kc.size(3) == D && vc.sizes() == kc.sizes() && H % KV == 0 && length >= M &&
               length <= cap, "attention: shapes");
-  torch::Tensor mask = allowed ? allowed->contiguous() : torch::Tensor();
-  TORCH_CHECK(!allowed || (mask.scalar_type() == torch::kBool && mask.numel() == B * M * length),
+  at::Tensor mask = allowed ? allowed->contiguous() : at::Tensor();
+  TORCH_CHECK(!allowed || (mask.scalar_type() == at::kBool && mask.numel() == B * M * length),
               "attention: allowed (B, M, length) bool");
-  auto out = torch::zeros_like(q);
+  auto out = at::zeros_like(q);
   const float *qs = q.data_ptr<float>(), *ks = kc.data_ptr<float>(), *vs = vc.data_ptr<float>();
   const bool* ok = allowed ? mask.data_ptr<bool>() : nullptr;
   float* os = out.data_ptr<float>();
@@ -171,11 +172,11 @@ torch::Tensor attention(torch::Tensor q, torch::Tensor kc, torch::Tensor vc, int
 }
 
 // gate_up (R, 2I), the fused projection's rows: gate then up -> silu(gate) * up (R, I), silu(g) = g / (1 + e^-g).
-torch::Tensor silu_mul(torch::Tensor gate_up) {
+at::Tensor silu_mul(at::Tensor gate_up) {
   check(gate_up, 2, "silu_mul: gate_up");
   const int64_t R = gate_up.size(0), I = gate_up.size(1) / 2;
   TORCH_CHECK(gate_up.size(1) == 2 * I, "silu_mul: an even width");
-  auto y = torch::empty({R, I}, gate_up.options());
+  auto y = at::empty({R, I}, gate_up.options());
   const float* x = gate_up.data_ptr<float>();
   float* ys = y.data_ptr<float>();
   for (int64_t r = 0; r < R; ++r) {

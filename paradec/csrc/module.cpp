@@ -1,4 +1,6 @@
 // paradec's CPU extension, as Python sees it (paradec/kernels.py builds and loads it).
+#include <torch/extension.h>
+
 #include "ops.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

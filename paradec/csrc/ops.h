@@ -1,6 +1,12 @@
 // What paradec's CPU extension offers (module.cpp binds it to Python), and the vector type its loops share.
+// ATen's Tensor and the few factories used, not <torch/extension.h>: its headers took most of a 90 s build
+// when every source included them; only module.cpp does now.
 #pragma once
-#include <torch/extension.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 
 // The machine's own vector width: a wider generic vector than the registers is split by the compiler into
 // pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM).
@@ -14,15 +20,15 @@ constexpr int VW = 4;  // SSE, NEON
 typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
 
 // small_gemm.cpp: the products.
-torch::Tensor pack(torch::Tensor w);
-torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t N, const c10::optional<torch::Tensor>& bias,
-                     const c10::optional<torch::Tensor>& residual);
+at::Tensor pack(at::Tensor w);
+at::Tensor linear(at::Tensor x, at::Tensor packed, int64_t N, const c10::optional<at::Tensor>& bias,
+                     const c10::optional<at::Tensor>& residual);
 int64_t parallel_pieces();
 
 // layer.cpp: the rest of a decoder layer.
-torch::Tensor rmsnorm(torch::Tensor x, torch::Tensor weight, double eps);
-torch::Tensor rope_qkv(torch::Tensor qkv, torch::Tensor cos, torch::Tensor sin, torch::Tensor kc, torch::Tensor vc,
+at::Tensor rmsnorm(at::Tensor x, at::Tensor weight, double eps);
+at::Tensor rope_qkv(at::Tensor qkv, at::Tensor cos, at::Tensor sin, at::Tensor kc, at::Tensor vc,
                        int64_t start, int64_t heads, int64_t kv_heads);
-torch::Tensor attention(torch::Tensor q, torch::Tensor kc, torch::Tensor vc, int64_t length,
-                        const c10::optional<torch::Tensor>& allowed, double scale);
-torch::Tensor silu_mul(torch::Tensor gate_up);
+at::Tensor attention(at::Tensor q, at::Tensor kc, at::Tensor vc, int64_t length,
+                        const c10::optional<at::Tensor>& allowed, double scale);
+at::Tensor silu_mul(at::Tensor gate_up);

@@ -14,9 +14,11 @@
 // verify pass) goes through this one kernel.
 #include <ATen/Parallel.h>
 
-#include "ops.h"
-
+#include <algorithm>
 #include <atomic>
+#include <vector>
+
+#include "ops.h"
 
 namespace {
 
@@ -101,11 +103,11 @@ void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64
 }  // namespace
 
 // W (N, K) -> panels (ceil(N/P), K, P), zero-padded past N.
-torch::Tensor pack(torch::Tensor w) {
+at::Tensor pack(at::Tensor w) {
   TORCH_CHECK(w.dim() == 2, "pack: a 2-D weight");
-  w = w.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  w = w.detach().to(at::kCPU, at::kFloat).contiguous();
   const int64_t N = w.size(0), K = w.size(1), panels = (N + P - 1) / P;
-  auto packed = torch::zeros({panels, K, P}, w.options());
+  auto packed = at::zeros({panels, K, P}, w.options());
   const float* src = w.data_ptr<float>();
   float* dst = packed.data_ptr<float>();
   at::parallel_for(0, panels, 16, [&](int64_t b, int64_t e) {
@@ -117,17 +119,17 @@ torch::Tensor pack(torch::Tensor w) {
 }
 
 // x (M, K) float32, packed from pack(W), N = W's rows -> (M, N), plus bias (N) and residual (M, N) if given.
-torch::Tensor linear(torch::Tensor x, torch::Tensor packed, int64_t N, const c10::optional<torch::Tensor>& bias,
-                     const c10::optional<torch::Tensor>& residual) {
-  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == torch::kFloat32 && x.device().is_cpu(), "linear: x (M, K) float32");
+at::Tensor linear(at::Tensor x, at::Tensor packed, int64_t N, const c10::optional<at::Tensor>& bias,
+                     const c10::optional<at::Tensor>& residual) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat && x.device().is_cpu(), "linear: x (M, K) float32");
   TORCH_CHECK(packed.dim() == 3 && packed.size(2) == P && packed.size(1) == x.size(1), "linear: packed weight");
   TORCH_CHECK(N > (packed.size(0) - 1) * P && N <= packed.size(0) * P, "linear: N");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), panels = packed.size(0);
-  torch::Tensor b = bias ? bias->contiguous() : torch::Tensor(), res = residual ? residual->contiguous() : b;
-  TORCH_CHECK(!bias || (b.numel() == N && b.scalar_type() == torch::kFloat32), "linear: bias (N) float32");
-  TORCH_CHECK(!residual || (res.numel() == M * N && res.scalar_type() == torch::kFloat32), "linear: residual (M, N)");
-  auto y = torch::empty({M, N}, x.options());
+  at::Tensor b = bias ? bias->contiguous() : at::Tensor(), res = residual ? residual->contiguous() : b;
+  TORCH_CHECK(!bias || (b.numel() == N && b.scalar_type() == at::kFloat), "linear: bias (N) float32");
+  TORCH_CHECK(!residual || (res.numel() == M * N && res.scalar_type() == at::kFloat), "linear: residual (M, N)");
+  auto y = at::empty({M, N}, x.options());
   const float* xs = x.data_ptr<float>();
   const float* ws = packed.data_ptr<float>();
   const float* bs = bias ? b.data_ptr<float>() : nullptr;
