@@ -29,7 +29,11 @@ class Linear:
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, kernel):
         self.n, self.kernel, self.bias = weight.shape[0], kernel, bias
-        self.weight = kernel.pack(weight) if kernel is not None else weight.contiguous()
+        if kernel is None:
+            self.weight = weight.contiguous()
+        else:  # float16 panels where that loses nothing (a head saved in float16): half the bytes, the same bits
+            half = kernel.half_weights() and torch.equal(weight.half().float(), weight)
+            self.weight = kernel.pack(weight, half)
 
     def __call__(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
         if self.kernel is not None:

@@ -44,6 +44,20 @@ def test_the_kernel_is_a_matrix_product():
         torch.testing.assert_close(k.linear(x, k.pack(w), n), x @ w.T, atol=1e-5, rtol=1e-5)
 
 
+def test_float16_panels_give_the_bits_of_float32_ones():
+    """A head saved in float16 is packed in float16 (half the bytes to read): widening is exact and the sums run
+    in the same order, so its products are bit-equal to those over its float32 copy, at every row count."""
+    k = kernels.kernel()
+    if k is None or not k.half_weights():
+        pytest.skip("no float16 panels on this CPU")
+    w = torch.randn(70, 300).half().float()
+    wide, narrow = k.pack(w), k.pack(w, True)
+    assert narrow.dtype == torch.float16 and narrow.nbytes * 2 == wide.nbytes
+    for m in (1, 5, 8, 13, 40):
+        x = torch.randn(m, 300)
+        assert torch.equal(k.linear(x, narrow, 70), k.linear(x, wide, 70)), m
+
+
 def test_the_kernel_shares_a_product_among_torchs_threads():
     """Built without OpenMP, torch's parallel_for inlined into the kernel runs on one thread, whatever
     torch.set_num_threads says (it went unnoticed for weeks: 2 threads cost what 1 did)."""

@@ -140,8 +140,9 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
     m[3].metric("measured / model", f"{point['measured_s'] * 1e3 / model_ms:.1f}×")
     st.caption(f"{cost.flops / 1e9:.3g} GFLOP and {cost.bytes / 1e6:.4g} MB moved: {cost.intensity:.3g} FLOP/byte, "
                f"{'memory' if roofline.memory_bound(ch.hw, ch.dtype, cost) else 'compute'}-bound on {ch.hw.name}. "
-               "The roofline counts only weights, KV cache and arithmetic; a small model on a CPU also pays "
-               "for each of the hundreds of small operator calls in a pass, so the measured time sits above the roof."
+               "The roofline counts only weights, KV cache and arithmetic at the probe's peak rates; a real pass "
+               "also pays for the calls between its products and reaches neither peak, so the measured time sits "
+               "above the roof."
                + ("" if ch.hw.name.startswith(("This machine", "Recording machine")) else f" The time was measured on "
                   f"{trace.device}, the model is for {ch.hw.name}: choose the recording machine to compare like "
                   "with like."))

@@ -4,7 +4,9 @@
 #include "ops.h"
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("pack", &pack, "pack a (N, K) weight into panels");
+  m.def("pack", &pack, "pack a (N, K) weight into panels (float16 ones if half)", py::arg("w"),
+        py::arg("half") = false);
+  m.def("half_weights", &half_weights, "whether this CPU's kernel reads float16 panels");
   m.def("linear", &linear, "x (M, K) times a packed weight (+ bias) (+ residual) -> (M, N)", py::arg("x"),
         py::arg("packed"), py::arg("n"), py::arg("bias") = py::none(), py::arg("residual") = py::none());
   m.def("parallel_pieces", &parallel_pieces, "how many threads share a product");

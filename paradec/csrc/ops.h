@@ -3,6 +3,7 @@
 // when every source included them; only module.cpp does now.
 #pragma once
 #include <ATen/core/Tensor.h>
+#include <c10/util/Half.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/zeros.h>
@@ -20,7 +21,8 @@ constexpr int VW = 4;  // SSE, NEON
 typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
 
 // small_gemm.cpp: the products.
-at::Tensor pack(at::Tensor w);
+at::Tensor pack(at::Tensor w, bool half);
+bool half_weights();
 at::Tensor linear(at::Tensor x, at::Tensor packed, int64_t N, const c10::optional<at::Tensor>& bias,
                      const c10::optional<at::Tensor>& residual);
 int64_t parallel_pieces();

@@ -14,6 +14,8 @@
 // verify pass) goes through this one kernel.
 #include <ATen/Parallel.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -36,12 +38,27 @@ constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
 // cost them 5%, so they go untiled.
 constexpr int64_t TILE = 8192 / (P * 4), TILED_ROWS = 36;
 
+// A panel row of VW weights as floats: float32 as stored, or float16 widened by the CPU's own conversion
+// (F16C, AVX-512), which is exact, so a product over float16 weights has the bits of one over their float32
+// copies while reading half the bytes. A drafter's head saved in float16 is packed so (fast.py).
+inline vec load(const float* p) { return *(const vec*)p; }
+#if defined(__AVX512F__)
+constexpr bool HALF = true;
+inline vec load(const at::Half* p) { return (vec)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
+#elif defined(__F16C__) && defined(__AVX__)
+constexpr bool HALF = true;
+inline vec load(const at::Half* p) { return (vec)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
+#else
+constexpr bool HALF = false;  // float32 panels only
+inline vec load(const at::Half* p) { vec v; for (int i = 0; i < VW; ++i) v[i] = static_cast<float>(p[i]); return v; }
+#endif
+
 // MB rows of x times panel rows k0..k1-1, added to their sums in acc (MB x P; started at 0 when k0 is 0).
 // Each sum runs in k order whatever the tiles: the results do not depend on how many rows share a pass.
 // Iteration k prefetches panel row pf + (k - k0) * step / 65536: step 65536 is one row an iteration.
-template <int MB>
-void block(const float* __restrict x, int64_t K, const float* __restrict wp, float* __restrict acc, int64_t k0,
-           int64_t k1, const float* pf, int64_t step) {
+template <int MB, typename W>
+void block(const float* __restrict x, int64_t K, const W* __restrict wp, float* __restrict acc, int64_t k0,
+           int64_t k1, const W* pf, int64_t step) {
   vec a[MB][NV];
   for (int r = 0; r < MB; ++r)
     for (int j = 0; j < NV; ++j) a[r][j] = k0 ? *(const vec*)(acc + r * P + j * VW) : (vec){};
@@ -52,7 +69,7 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
     for (int c = 0; c < P; c += 16) __builtin_prefetch(pf + (((k - k0) * step) >> 16) * P + c, 0, 0);
     vec w[NV];
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) w[j] = *(const vec*)(wp + k * P + j * VW);
+    for (int j = 0; j < NV; ++j) w[j] = load(wp + k * P + j * VW);
 #pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
       const float xv = x[r * K + k];
@@ -65,12 +82,12 @@ void block(const float* __restrict x, int64_t K, const float* __restrict wp, flo
 }
 
 // block<R> for a run-time R in 1..MAX_ROWS (a compile-time count inside, so the loops unroll).
-template <int R = MAX_ROWS>
-void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* acc, int64_t k0, int64_t k1,
-              const float* pf, int64_t step) {
+template <typename W, int R = MAX_ROWS>
+void dispatch(int64_t rows, const float* x, int64_t K, const W* wp, float* acc, int64_t k0, int64_t k1,
+              const W* pf, int64_t step) {
   if constexpr (R > 0) {
     if (rows == R) return block<R>(x, K, wp, acc, k0, k1, pf, step);
-    dispatch<R - 1>(rows, x, K, wp, acc, k0, k1, pf, step);
+    dispatch<W, R - 1>(rows, x, K, wp, acc, k0, k1, pf, step);
   }
 }
 
@@ -81,13 +98,14 @@ void dispatch(int64_t rows, const float* x, int64_t K, const float* wp, float* a
 // on, so that memory stays busy while the later blocks compute from the cache (when only the first block
 // asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x slower measured).
 // Then y = acc (+ b) (+ res), b and res (the layer's residual stream, M x N) where not null: HF's order.
-void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64_t N, int64_t ncols, float* acc,
+template <typename W>
+void rows(const float* x, int64_t M, int64_t K, const W* wp, float* y, int64_t N, int64_t ncols, float* acc,
           const float* b, const float* res) {
   const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS, tile = blocks == 1 || M > TILED_ROWS ? K : TILE;
   for (int64_t k0 = 0; k0 < K; k0 += tile) {
     for (int64_t b = 0, m = 0; b < blocks; ++b) {
       const int64_t r = (M - m) / (blocks - b);
-      const float* pf = blocks == 1 ? wp + (k0 + PREFETCH) * P : wp + (k0 + 2 * tile + b * tile / blocks) * P;
+      const W* pf = blocks == 1 ? wp + (k0 + PREFETCH) * P : wp + (k0 + 2 * tile + b * tile / blocks) * P;
       dispatch(r, x + m * K, K, wp, acc + m * P, k0, std::min(K, k0 + tile), pf, 65536 / blocks);
       m += r;
     }
@@ -102,9 +120,11 @@ void rows(const float* x, int64_t M, int64_t K, const float* wp, float* y, int64
 
 }  // namespace
 
-// W (N, K) -> panels (ceil(N/P), K, P), zero-padded past N.
-at::Tensor pack(at::Tensor w) {
+// W (N, K) -> panels (ceil(N/P), K, P), zero-padded past N, in float16 when half (W's values exactly float16's:
+// the caller checks) and this CPU converts float16 in its registers, else float32.
+at::Tensor pack(at::Tensor w, bool half) {
   TORCH_CHECK(w.dim() == 2, "pack: a 2-D weight");
+  TORCH_CHECK(!half || HALF, "pack: this CPU has no float16 conversion");
   w = w.detach().to(at::kCPU, at::kFloat).contiguous();
   const int64_t N = w.size(0), K = w.size(1), panels = (N + P - 1) / P;
   auto packed = at::zeros({panels, K, P}, w.options());
@@ -115,14 +135,17 @@ at::Tensor pack(at::Tensor w) {
       for (int64_t j = 0; j < P && p * P + j < N; ++j)
         for (int64_t k = 0; k < K; ++k) dst[(p * K + k) * P + j] = src[(p * P + j) * K + k];
   });
-  return packed;
+  return half ? packed.to(at::kHalf) : packed;
 }
+
+bool half_weights() { return HALF; }
 
 // x (M, K) float32, packed from pack(W), N = W's rows -> (M, N), plus bias (N) and residual (M, N) if given.
 at::Tensor linear(at::Tensor x, at::Tensor packed, int64_t N, const c10::optional<at::Tensor>& bias,
                      const c10::optional<at::Tensor>& residual) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat && x.device().is_cpu(), "linear: x (M, K) float32");
-  TORCH_CHECK(packed.dim() == 3 && packed.size(2) == P && packed.size(1) == x.size(1), "linear: packed weight");
+  TORCH_CHECK(packed.dim() == 3 && packed.size(2) == P && packed.size(1) == x.size(1) &&
+              (packed.scalar_type() == at::kFloat || packed.scalar_type() == at::kHalf), "linear: packed weight");
   TORCH_CHECK(N > (packed.size(0) - 1) * P && N <= packed.size(0) * P, "linear: N");
   x = x.contiguous();
   const int64_t M = x.size(0), K = x.size(1), panels = packed.size(0);
@@ -131,16 +154,21 @@ at::Tensor linear(at::Tensor x, at::Tensor packed, int64_t N, const c10::optiona
   TORCH_CHECK(!residual || (res.numel() == M * N && res.scalar_type() == at::kFloat), "linear: residual (M, N)");
   auto y = at::empty({M, N}, x.options());
   const float* xs = x.data_ptr<float>();
-  const float* ws = packed.data_ptr<float>();
   const float* bs = bias ? b.data_ptr<float>() : nullptr;
   const float* rs = residual ? res.data_ptr<float>() : nullptr;
   float* ys = y.data_ptr<float>();
-  at::parallel_for(0, panels, 4, [&](int64_t lo, int64_t hi) {
-    std::vector<float> acc(M * P);
-    for (int64_t p = lo; p < hi; ++p)
-      rows(xs, M, K, ws + p * K * P, ys + p * P, N, std::min<int64_t>(P, N - p * P), acc.data(),
-           bs ? bs + p * P : nullptr, rs ? rs + p * P : nullptr);
-  });
+  auto each = [&](auto* ws) {  // ws: the panels, float or at::Half
+    at::parallel_for(0, panels, 4, [&](int64_t lo, int64_t hi) {
+      std::vector<float> acc(M * P);
+      for (int64_t p = lo; p < hi; ++p)
+        rows(xs, M, K, ws + p * K * P, ys + p * P, N, std::min<int64_t>(P, N - p * P), acc.data(),
+             bs ? bs + p * P : nullptr, rs ? rs + p * P : nullptr);
+    });
+  };
+  if (packed.scalar_type() == at::kHalf)
+    each(static_cast<const at::Half*>(packed.data_ptr<at::Half>()));
+  else
+    each(static_cast<const float*>(packed.data_ptr<float>()));
   return y;
 }
 
