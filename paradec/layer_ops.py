@@ -9,6 +9,8 @@ own norm and rotary, torch's attention). Both take and return the same shapes:
     silu_mul(gate_up (R, 2I)) -> silu(gate) * up (R, I)"""
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch.nn import functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
@@ -62,6 +64,22 @@ class KernelOps:
         if q.shape[1] > KERNEL_ROWS:
             return TorchOps.attention(q, kc, vc, length, allowed, scale)
         return self.kernel.attention(q, kc, vc, length, allowed, scale)
+
+
+def for_inference(x: torch.Tensor) -> KernelOps | None:
+    """The extension's steps for a drafter's own layer (an EAGLE head) when x is float32 on the CPU and no
+    gradient is taken, else None: training and other devices keep torch's operations."""
+    if torch.is_grad_enabled() or x.device.type != "cpu" or x.dtype != torch.float32:
+        return None
+    return _kernel_ops()
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel_ops() -> KernelOps | None:
+    from . import kernels
+
+    kernel = kernels.kernel()
+    return None if kernel is None else KernelOps(kernel)
 
 
 def causal(m: int, start: int) -> torch.Tensor:

@@ -118,3 +118,35 @@ def test_bad_shapes_are_refused_not_read_past(ops):
         ops.attention(torch.randn(1, 2, HEADS, D), kc, vc, 5, None, 0.25)  # more entries than the cache holds
     with pytest.raises(RuntimeError, match="shapes"):
         ops.rope_qkv(torch.randn(2, (HEADS + 2 * KV) * D), *_rotary(1, 2), kc, vc, 3, HEADS, KV)
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_an_eagle_heads_drafting_pass_is_its_training_pass(ops, version):
+    """Drafting (no gradient) runs the head's norms and attention in the extension; training keeps torch's.
+    Both give the same outputs, with a cache, a tree mask over it, and causally."""
+    from helpers import tiny_model
+
+    from paradec.drafters import eagle_head
+
+    target = tiny_model(64, seed=1, layers=2, hidden=64)
+    head = eagle_head.EagleHead(target.config, version, torch.arange(16) if version == 3 else None).eval()
+    with torch.no_grad():
+        for p in head.parameters():
+            p.add_(torch.randn_like(p) * 0.1)  # off the identity it starts from
+    width = 3 * 64 if version == 3 else 64
+    feats, emb = torch.randn(1, 9, width), torch.randn(1, 9, 64)
+    tree = torch.ones(1, 1, 3, 9, dtype=torch.bool)
+    tree[0, 0, 0, 7:] = tree[0, 0, 1, 8] = False  # three nodes after 6 entries: two siblings and a child
+
+    def run():
+        cache = eagle_head.HeadCache()
+        first = head(feats[:, :6], emb[:, :6], torch.arange(6)[None], None, cache)
+        nodes = head(feats[:, 6:, :64], emb[:, 6:], torch.tensor([[6, 6, 7]]), tree, cache)
+        return torch.cat([first, nodes], dim=1), head.logits(nodes, target.lm_head.weight[:16])
+
+    with torch.enable_grad():
+        want = [t.detach() for t in run()]
+    with torch.inference_mode():
+        got = run()
+    for g, w in zip(got, want):
+        assert_close(g, w, atol=1e-5, rtol=1e-5)

@@ -11,13 +11,17 @@ head of its own score a reduced draft vocabulary (`vocab_ids`: draft id -> targe
 
 The layer is composed from Hugging Face's Llama parts (RMSNorm, MLP, rotary embedding); the
 attention is written here because the head keeps its own small KV cache and attends with
-tree masks. Parameter names follow the official checkpoints, so those load by renaming
-only (`layers.0.` for EAGLE-1, `midlayer.` for EAGLE-3 -> `layer.`)."""
+tree masks. Drafting on the CPU (float32, no gradient), the norms and the attention run in
+paradec's extension (paradec.layer_ops), the same math in one call each. Parameter names follow
+the official checkpoints, so those load by renaming only (`layers.0.` for EAGLE-1, `midlayer.`
+for EAGLE-3 -> `layer.`)."""
 from __future__ import annotations
 
 import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+from ..layer_ops import for_inference
 
 
 class HeadCache:
@@ -64,6 +68,12 @@ class HeadAttention(nn.Module):
             record.append((k, v))
         if cache is not None:
             k, v = cache.append(k, v)
+        ops = None if extra_kv else for_inference(x)
+        if ops is not None:  # drafting: one call, no copies of the grouped keys and values, no mask built
+            rows = None if mask is None else mask[:, 0].expand(B, T, k.shape[2])
+            out = ops.attention(q.transpose(1, 2).contiguous(), k.contiguous(), v.contiguous(), k.shape[2], rows,
+                                self.head_dim ** -0.5)
+            return self.o_proj(out.reshape(B, T, -1))
         if extra_kv:
             k = torch.cat([k, *[e[0] for e in extra_kv]], dim=2)
             v = torch.cat([v, *[e[1] for e in extra_kv]], dim=2)
@@ -91,9 +101,15 @@ class HeadLayer(nn.Module):
         self.mlp = LlamaMLP(cfg)
 
     def forward(self, h, emb, cos, sin, mask, cache, extra_kv=None, record=None):
-        x = torch.cat([self.input_layernorm(emb), self.hidden_norm(h)], dim=-1) if self.version == 3 else h
+        x = torch.cat([norm(self.input_layernorm, emb), norm(self.hidden_norm, h)], dim=-1) if self.version == 3 else h
         h = h + self.self_attn(x, cos, sin, mask, cache, extra_kv, record)
-        return h + self.mlp(self.post_attention_layernorm(h))
+        return h + self.mlp(norm(self.post_attention_layernorm, h))
+
+
+def norm(module: LlamaRMSNorm, x: torch.Tensor) -> torch.Tensor:
+    """module(x), in the extension when drafting on the CPU (one call, not six)."""
+    ops = for_inference(x)
+    return module(x) if ops is None else ops.rmsnorm(x.reshape(-1, x.shape[-1]).contiguous(), module).view(x.shape)
 
 
 class EagleHead(nn.Module):
@@ -131,7 +147,7 @@ class EagleHead(nn.Module):
         """Draft logits over the head's vocabulary: EAGLE-1 scores with the target's LM-head rows
         (target_rows: the rows of vocab_ids, or the whole head), EAGLE-3 with its own."""
         if self.version == 3:
-            return self.lm_head(self.norm(out))
+            return self.lm_head(norm(self.norm, out))
         return target_rows(out) if callable(target_rows) else out @ target_rows.T  # paradec.fast's product
 
 
