@@ -124,9 +124,9 @@ def test_bad_shapes_are_refused_not_read_past(ops):
 def test_an_eagle_heads_drafting_pass_is_its_training_pass(ops, version):
     """Drafting (no gradient) runs the head's norms and attention in the extension; training keeps torch's.
     Both give the same outputs, with a cache, a tree mask over it, and causally."""
-    from helpers import tiny_model
-
     from paradec.drafters import eagle_head
+
+    from helpers import tiny_model
 
     target = tiny_model(64, seed=1, layers=2, hidden=64)
     head = eagle_head.EagleHead(target.config, version, torch.arange(16) if version == 3 else None).eval()
