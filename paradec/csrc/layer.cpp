@@ -118,8 +118,11 @@ at::Tensor rmsnorm(at::Tensor x, at::Tensor weight, double eps) {
 // returns the rotated queries (B, M, heads, D).
 at::Tensor rope_qkv(at::Tensor qkv, at::Tensor cos, at::Tensor sin, at::Tensor kc, at::Tensor vc,
                        int64_t start, int64_t heads, int64_t kv_heads) {
-  check(qkv, 2, "rope_qkv: qkv"), check(cos, 3, "rope_qkv: cos"), check(sin, 3, "rope_qkv: sin");
-  check(kc, 4, "rope_qkv: k cache"), check(vc, 4, "rope_qkv: v cache");
+  check(qkv, 2, "rope_qkv: qkv");
+  check(cos, 3, "rope_qkv: cos");
+  check(sin, 3, "rope_qkv: sin");
+  check(kc, 4, "rope_qkv: k cache");
+  check(vc, 4, "rope_qkv: v cache");
   const int64_t B = kc.size(0), cap = kc.size(2), D = kc.size(3), M = cos.size(1);
   const int64_t width = (heads + 2 * kv_heads) * D;
   TORCH_CHECK(kc.size(1) == kv_heads && vc.sizes() == kc.sizes() && qkv.size(0) == B * M && qkv.size(1) == width &&
@@ -147,7 +150,9 @@ at::Tensor rope_qkv(at::Tensor qkv, at::Tensor cos, at::Tensor sin, at::Tensor k
 // -> softmax(q k^T * scale) v, (B, M, heads, D); a query head shares its group's key/value head (GQA).
 at::Tensor attention(at::Tensor q, at::Tensor kc, at::Tensor vc, int64_t length,
                         const c10::optional<at::Tensor>& allowed, double scale) {
-  check(q, 4, "attention: q"), check(kc, 4, "attention: k cache"), check(vc, 4, "attention: v cache");
+  check(q, 4, "attention: q");
+  check(kc, 4, "attention: k cache");
+  check(vc, 4, "attention: v cache");
   const int64_t B = q.size(0), M = q.size(1), H = q.size(2), D = q.size(3), KV = kc.size(1), cap = kc.size(2);
   TORCH_CHECK(kc.size(0) == B && kc.size(3) == D && vc.sizes() == kc.sizes() && H % KV == 0 && length >= M &&
               length <= cap, "attention: shapes");

@@ -1,4 +1,4 @@
-// y = x W^T (+ b) for the few rows a decode step feeds (1 to a few dozen), float32, on the CPU.
+// y = x W^T (+ b) (+ residual) for the few rows a decode step feeds (1 to a few dozen), float32, on the CPU.
 //
 // Why: a 1-token forward pass is a matrix-vector product whose cost is reading the weights once. A verify
 // pass over M tokens reads the same weights, so it should cost about the same up to a dozen rows; the
