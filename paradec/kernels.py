@@ -37,7 +37,9 @@ def _name() -> str:
     import torch
 
     sources = b"".join(p.read_bytes() for p in [*SOURCES, CSRC / "ops.h"])
-    key = sources + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()
+    # The folder too: torch's builder rebuilds when the same name's sources sit at other paths, so two clones on
+    # one machine (a fresh-clone test beside a working tree) rebuilt each other's kernel, a minute each time.
+    key = sources + str(CSRC).encode() + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()
     digest = hashlib.sha256(key).hexdigest()
     return f"paradec_small_gemm_{digest[:12]}"
 
