@@ -21,7 +21,7 @@ KERNEL_ROWS = 64
 
 
 class TorchOps:
-    """The fallback without the extension, and the attention of a long prompt."""
+    """The fallback without the extension, the attention of a long prompt, and an EAGLE head's in training."""
 
     @staticmethod
     def rmsnorm(x: torch.Tensor, norm) -> torch.Tensor:
@@ -39,7 +39,7 @@ class TorchOps:
     @staticmethod
     def attention(q, kc, vc, length: int, allowed: torch.Tensor | None, scale: float) -> torch.Tensor:
         m = q.shape[1]
-        mask = allowed[:, None] if allowed is not None else (causal(m, length - m) if m > 1 else None)
+        mask = allowed[:, None] if allowed is not None else (causal(m, length - m, q.device) if m > 1 else None)
         out = F.scaled_dot_product_attention(q.transpose(1, 2), kc[:, :, :length], vc[:, :, :length],
                                              attn_mask=mask, scale=scale, enable_gqa=q.shape[2] != kc.shape[1])
         return out.transpose(1, 2)
@@ -82,6 +82,6 @@ def _kernel_ops() -> KernelOps | None:
     return None if kernel is None else KernelOps(kernel)
 
 
-def causal(m: int, start: int) -> torch.Tensor:
+def causal(m: int, start: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """(M, start + M): each new token sees every cached entry and the new tokens up to itself."""
-    return torch.ones(m, start + m, dtype=torch.bool).tril(start)
+    return torch.ones(m, start + m, dtype=torch.bool, device=device).tril(start)

@@ -6,6 +6,7 @@ the pending token), N = drafted nodes, C = tokens already cached, V = vocabulary
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -57,6 +58,26 @@ def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_laye
     prefix = states[:, :-keep] if states.shape[1] > keep else None  # (layers, U+N+W, H): the prompt's rows
     return Verified(logits.float(), states[:, -keep:], prefix)
 
+
+
+def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str, dict[int, list[float]]]:
+    """ms of one chain verify pass over n tokens (the pending token and n - 1 drafts, cycled from the context)
+    after the context is cached, for each forward (name -> a target or a Hugging Face model) and each n in
+    sizes, `repeats` times. Sizes and forwards are interleaved, so load from other processes falls on all
+    of them alike. The cost curve's one probe: the Roofline page's file and Medusa's tree sizing use it."""
+    times = {name: {n: [] for n in sizes} for name in forwards}
+    with torch.inference_mode():
+        for _ in range(repeats):
+            for n in sizes:
+                for name, forward in forwards.items():
+                    t = as_target(forward)
+                    cache = t.new_cache()
+                    target_forward(t, cache, context, Draft())
+                    draft = Draft(tokens=(context * n)[: n - 1], parents=list(range(-1, n - 2)))
+                    t0 = time.perf_counter()
+                    target_forward(t, cache, context[-1:], draft)
+                    times[name][n].append((time.perf_counter() - t0) * 1e3)
+    return times
 
 @dataclass
 class Test:

@@ -93,30 +93,15 @@ COST_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32)
 
 def forward_cost(target, sizes=COST_SIZES, repeats=7) -> dict:
     """Median ms of one verify pass over n tokens after the same cached context, through paradec's fast
-    forward (what every run decodes with) and through Hugging Face's own forward (the model as loaded).
-    Sizes and forwards are interleaved, so load from other processes falls on all of them alike."""
+    forward (what every run decodes with) and through Hugging Face's own forward (the model as loaded)."""
     import torch
 
-    from paradec.drafters.base import Draft
-    from paradec.targets import as_target
-    from paradec.verify import target_forward
+    from paradec.verify import pass_ms
 
     ctx = target.tokenizer(EXPLAIN * 3)["input_ids"]
-    forwards = {"paradec": target.decoder, "Hugging Face": target.model}
-    times = {(name, n): [] for name in forwards for n in sizes}
-    with torch.inference_mode():
-        for _ in range(repeats):
-            for n in sizes:
-                for name, forward in forwards.items():
-                    t = as_target(forward)
-                    cache = t.new_cache()
-                    target_forward(t, cache, ctx, Draft())  # the context, cached
-                    draft = Draft(tokens=(ctx * 4)[: n - 1], parents=list(range(-1, n - 2)))
-                    t0 = time.perf_counter()
-                    target_forward(t, cache, [ctx[-1]], draft)
-                    times[(name, n)].append((time.perf_counter() - t0) * 1e3)
-    curves = {name: {"median_ms": [statistics.median(times[(name, n)]) for n in sizes],
-                     "all_ms": [times[(name, n)] for n in sizes]} for name in forwards}
+    times = pass_ms({"paradec": target.decoder, "Hugging Face": target.model}, ctx, sizes, repeats)
+    curves = {name: {"median_ms": [statistics.median(t[n]) for n in sizes], "all_ms": [t[n] for n in sizes]}
+              for name, t in times.items()}
     for name, c in curves.items():
         print(f"  {name} forward ms by tokens:", dict(zip(sizes, map(round, c["median_ms"]))), flush=True)
     return {"model": target.name, "device": target.device, "dtype": target.dtype, "context_tokens": len(ctx),

@@ -196,3 +196,18 @@ def test_a_sampled_node_records_p_and_q_on_every_token_either_top_list_names():
     assert dict(node.q_top)[3] == pytest.approx(float(q[3]), abs=1e-6)
     keys, p, _ = buckets(node)
     assert keys[0] == 3 and keys[-1] == OTHER and p[-1] < 0.01  # the target's top token has its own bar
+
+
+def test_pass_ms_times_every_size_of_every_forward(tiny_loaded, monkeypatch):
+    """The cost probe times each forward at each size `repeats` times, and each timed pass is one chain verify
+    pass over exactly n tokens after the cached context."""
+    import paradec.verify as verify
+
+    seen = []
+    real = verify.target_forward
+    monkeypatch.setattr(verify, "target_forward", lambda t, c, u, d: seen.append(len(u) + len(d.tokens)) or
+                        real(t, c, u, d))
+    times = verify.pass_ms({"a": tiny_loaded.decoder, "b": tiny_loaded.model}, [5, 6, 7], (1, 4), repeats=2)
+    assert {k: {n: len(v) for n, v in t.items()} for k, t in times.items()} == {"a": {1: 2, 4: 2}, "b": {1: 2, 4: 2}}
+    assert all(ms > 0 for t in times.values() for v in t.values() for ms in v)
+    assert seen == [3, 1, 3, 1, 3, 4, 3, 4] * 2  # context, then the pass; sizes and forwards interleaved

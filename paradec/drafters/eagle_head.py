@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb
 
-from ..layer_ops import for_inference
+from ..layer_ops import TorchOps, for_inference
 
 
 class HeadCache:
@@ -68,21 +68,16 @@ class HeadAttention(nn.Module):
             record.append((k, v))
         if cache is not None:
             k, v = cache.append(k, v)
-        ops = None if extra_kv else for_inference(x)
-        if ops is not None:  # drafting: one call, no copies of the grouped keys and values, no mask built
-            rows = None if mask is None else mask[:, 0].expand(B, T, k.shape[2])
-            out = ops.attention(q.transpose(1, 2).contiguous(), k.contiguous(), v.contiguous(), k.shape[2], rows,
-                                self.head_dim ** -0.5)
-            return self.o_proj(out.reshape(B, T, -1))
         if extra_kv:
             k = torch.cat([k, *[e[0] for e in extra_kv]], dim=2)
             v = torch.cat([v, *[e[1] for e in extra_kv]], dim=2)
-        rep = self.heads // self.kv_heads  # grouped-query attention: each kv head serves rep query heads
-        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-        if mask is None and k.shape[2] != T:  # causal with a cache: the new rows see everything before them
-            mask = torch.ones(T, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - T)[None, None]
-        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
-        return self.o_proj(out.transpose(1, 2).reshape(B, T, -1))
+        # Drafting: the extension's one call; training: torch's SDPA. Neither copies the kv heads that groups
+        # of query heads share.
+        ops = for_inference(x) or TorchOps
+        rows = None if mask is None else mask[:, 0].expand(B, T, k.shape[2])
+        out = ops.attention(q.transpose(1, 2).contiguous(), k.contiguous(), v.contiguous(), k.shape[2], rows,
+                            self.head_dim ** -0.5)
+        return self.o_proj(out.reshape(B, T, -1))
 
 
 class HeadLayer(nn.Module):

@@ -158,24 +158,12 @@ def recorded_verify_ms() -> dict[int, float]:
     return {n: round(ms, 1) for n, ms in zip(cost["tokens"], cost["curves"]["paradec"]["median_ms"])}
 
 
-@torch.inference_mode()
 def verify_ms(decoder, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7) -> dict[int, float]:
-    """Median time of one verify pass over n new tokens after a `context`-token cache, through the forward
-    runs decode with (a Loaded's decoder). Sizes are interleaved, so load from other processes falls on all
-    of them alike."""
-    from ..drafters.base import Draft
-    from ..drafters.chain import chain_parents
-    from ..targets import as_target
-    from ..verify import target_forward
+    """Median ms of one verify pass over n new tokens after a `context`-token cache, through the forward runs
+    decode with (a Loaded's decoder)."""
+    from ..verify import pass_ms
 
-    target, times = as_target(decoder), {n: [] for n in sizes}
-    for _ in range(repeats):
-        for n in sizes:
-            cache = target.new_cache()
-            target_forward(target, cache, [0] * context, Draft())
-            t0 = time.perf_counter()
-            target_forward(target, cache, [0], Draft(tokens=[0] * (n - 1), parents=chain_parents(n - 1)))
-            times[n].append((time.perf_counter() - t0) * 1e3)
+    times = pass_ms({"paradec": decoder}, list(range(1, context + 1)), sizes, repeats)["paradec"]
     return {n: round(sorted(v)[len(v) // 2], 1) for n, v in times.items()}
 
 
