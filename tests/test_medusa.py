@@ -294,3 +294,21 @@ def test_page_views_of_a_trace(target, tmp_path):
     assert per_head[0]["rate"] == 1.0 and per_head[2]["given_previous"] > 0.8  # the last step may be clipped
     fig = views.heads_figure(trace, 1)
     assert len(fig.data[0].z) == 3 and len(fig.layout.shapes) == 6  # one outline per node
+
+
+def test_packed_heads_are_the_drafters_own_and_score_as_the_loaded_ones(target, tmp_path):
+    """On the CPU in float32 the drafter packs its heads' products for paradec's kernel: a copy, so the loaded
+    heads (shared by every run) keep plain nn.Linear layers, and the packed heads give the same logits."""
+    from paradec import kernels
+    from paradec.fast import PackedLinear
+
+    ids = torch.arange(0, V, 2)
+    folder = saved(random_heads(ids=ids), tmp_path)
+    drafter = Medusa(target, folder)
+    shared = medusa_heads.load(folder)
+    assert not any(isinstance(m, PackedLinear) for m in shared.modules())
+    assert any(isinstance(m, PackedLinear) for m in drafter.heads.modules()) == (kernels.kernel() is not None)
+    h = torch.randn(H)
+    with torch.inference_mode():
+        want = shared.logits(h, target.lm_head.weight[ids], 4)
+        torch.testing.assert_close(drafter.heads.logits(h, drafter.lm, 4), want, rtol=1e-5, atol=1e-5)

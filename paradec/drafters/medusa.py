@@ -27,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog, records
+from .. import catalog, fast, records
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import medusa_heads
@@ -117,17 +117,17 @@ def _parse_tree(spec: str, heads) -> list[list[int]]:
 
 
 def _prepare(heads, target_model, depth: int, width: int):
-    """Heads on the target's device and dtype (a copy when they differ: the loaded ones are
-    shared), the LM-head rows they score with, and the subset's token ids (None: all)."""
+    """Heads on the target's device and dtype (a copy when they differ, or to pack them for the CPU kernel:
+    the loaded ones are shared), the LM-head rows they score with, and the subset's token ids (None: all)."""
     cfg, lm = target_model.config, target_model.get_output_embeddings().weight
     if heads.heads[0][0].linear.weight.shape[1] != cfg.hidden_size:
         raise ValueError(f"heads of hidden size {heads.heads[0][0].linear.weight.shape[1]} do not fit a target "
                          f"of hidden size {cfg.hidden_size}")
     if depth > heads.num_heads:
         raise ValueError(f"the tree is {depth} deep but there are only {heads.num_heads} heads")
-    p = next(heads.parameters())
-    if (p.device, p.dtype) != (lm.device, lm.dtype):
-        heads = copy.deepcopy(heads).to(lm.device, lm.dtype)
+    p, cpu = next(heads.parameters()), lm.device.type == "cpu" and lm.dtype == torch.float32
+    if (p.device, p.dtype) != (lm.device, lm.dtype) or cpu:  # float32 on the CPU: products on paradec's kernel
+        heads = fast.pack_linears(copy.deepcopy(heads).to(lm.device, lm.dtype))
     if heads.own_lm_heads:  # the official format: full-vocabulary LM heads of their own
         if heads.heads[0][-1].weight.shape[0] != cfg.vocab_size:
             raise ValueError("the heads' vocabulary does not match the target's")
@@ -140,4 +140,6 @@ def _prepare(heads, target_model, depth: int, width: int):
     vocab = rows.shape[0] if rows is not None else cfg.vocab_size
     if width > vocab:
         raise ValueError(f"the tree asks for rank {width - 1} but the heads score only {vocab} tokens")
+    if ids is not None:  # the subset's rows, a copy: packed for the kernel too
+        rows = fast.rows_product(rows) or rows
     return heads, rows, ids

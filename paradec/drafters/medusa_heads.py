@@ -59,10 +59,12 @@ class MedusaHeads(torch.nn.Module):
 
     def logits(self, h: torch.Tensor, lm_head: torch.Tensor | None, n: int | None = None) -> torch.Tensor:
         """(..., H) -> (n, ..., V or V') for the first n heads (all by default): with own LM
-        heads the full vocabulary, otherwise the shared `lm_head` rows given (the subset's, or all)."""
+        heads the full vocabulary, otherwise the shared `lm_head` rows given (the subset's, or all), or the
+        product with them (a callable: paradec.fast's kernel)."""
         if self.own_lm_heads:
             return torch.stack([head(h) for head in self.heads[:n]])
-        return self.features(h, n) @ lm_head.T
+        f = self.features(h, n)
+        return lm_head(f) if callable(lm_head) else f @ lm_head.T
 
 
 def save(heads: MedusaHeads, path: Path) -> None:
