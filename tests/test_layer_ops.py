@@ -19,9 +19,9 @@ def ops():
     return KernelOps(k)
 
 
-def _cache(b: int, capacity: int = 24, seed: int = 0):
+def _cache(b: int, capacity: int = 24, seed: int = 0, d: int = D):
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(b, KV, capacity, D, generator=g), torch.randn(b, KV, capacity, D, generator=g)
+    return torch.randn(b, KV, capacity, d, generator=g), torch.randn(b, KV, capacity, d, generator=g)
 
 
 def _rotary(b: int, m: int):
@@ -69,12 +69,23 @@ def test_attention_is_torchs(ops, b, m, start, masked):
     assert_close(ops.attention(q, kc, vc, start + m, allowed, 0.25), want, atol=1e-6, rtol=1e-5)
 
 
-def test_a_query_gets_the_same_bits_whatever_rows_share_its_pass(ops):
+def test_attention_over_a_long_cache_is_torchs(ops):
+    """The embedded model's head size (64) and a cache past several tiles of entries (64 each)."""
+    kc, vc = _cache(1, 200, d=64)
+    q = torch.randn(1, 9, HEADS, 64)
+    for allowed in (None, _tree_mask(1, 9, 150)):
+        want = TorchOps.attention(q, kc, vc, 159, allowed, 0.125)
+        assert_close(ops.attention(q, kc, vc, 159, allowed, 0.125), want, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("m, start, d, capacity", [(8, 5, D, 24), (11, 130, 64, 160)])
+def test_a_query_gets_the_same_bits_whatever_rows_share_its_pass(ops, m, start, d, capacity):
     """AR's 1-row pass and a verify pass's rows must agree exactly, so that greedy decoding is lossless
-    to the bit: a row alone, after the entries it sees, equals that row among others, causal or masked."""
-    kc, vc = _cache(1)
-    m, start = 8, 5
-    q = torch.randn(1, m, HEADS, D)
+    to the bit: a row alone, after the entries it sees, equals that row among others, causal or masked
+    (the second case: the embedded model's head size, and rows whose entries end at different places in
+    the kernel's groups of keys and tiles)."""
+    kc, vc = _cache(1, capacity, d=d)
+    q = torch.randn(1, m, HEADS, d)
     rows = ops.attention(q, kc, vc, start + m, None, 0.25)
     for i in range(m):
         assert torch.equal(ops.attention(q[:, i:i + 1], kc, vc, start + i + 1, None, 0.25), rows[:, i:i + 1])
