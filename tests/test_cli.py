@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from paradec import presets
 from paradec.cli import main
 from paradec.run import MAX_NEW_TOKENS, MAX_PROMPT_CHARS
 from paradec.trace import Trace
@@ -202,7 +203,8 @@ def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     summary = json.loads(out)
     assert set(summary) == SUMMARY_KEYS
     assert summary["method"] == "sps"
-    assert summary["params"] == {"k": 3, "draft_length": "fixed", "threshold": 0.4}
+    tuned = json.loads((presets.TUNED / "cpu.json").read_text())["methods"].get("sps", {})  # the CPU preset's
+    assert summary["params"] == {"draft_length": "fixed", "threshold": 0.4, **tuned, "k": 3}  # --set wins
     assert summary["new_tokens"] == len(summary["token_ids"]) <= 9
     assert summary["tau"] == round(summary["new_tokens"] / summary["target_forwards"], 4)
     assert summary["draft_forwards"] > 0

@@ -71,10 +71,10 @@ def test_the_profile_follows_the_device():
     # on a CPU: the tuned preset's settings where it has some (assets/presets/cpu.json, a tune run on this
     # CPU), and for the rest the drafters' own defaults, sized for a dozen tokens a pass
     tuned = json.loads((presets.TUNED / "cpu.json").read_text())["methods"]
-    assert cpu.params("lookahead") == tuned["lookahead"] and cpu.params("eagle3") == tuned["eagle3"]
+    assert all(cpu.params(m) == tuned[m] for m in ("lookahead", "eagle3", "sps", "medusa"))
     assert cpu.source.startswith("tuned: python -m paradec tune")
     assert cpu.params("eagle2") == {"depth": 4, "top_k": 4, "total_tokens": 11}
-    assert cpu.params("sps") == {"k": 4} and cpu.params("medusa") == {}  # the heads' own measured tree
+    assert cpu.params("eagle") == {} and cpu.params("pld") == {}  # not tuned: the drafters' own defaults
     assert h100.params("lookahead") == {"window": 8, "ngram": 5, "candidates": 8}
     assert h100.params("eagle3") == {"depth": 6, "top_k": 10, "total_tokens": 64}
     assert h100.params("medusa") == {"tree": "mc_sim_7b_63"} and t4.params("medusa") == {"tree": "wide16"}
