@@ -59,7 +59,6 @@ def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_laye
     return Verified(logits.float(), states[:, -keep:], prefix)
 
 
-
 def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str, dict[int, list[float]]]:
     """ms of one chain verify pass over n tokens (the pending token and n - 1 drafts, cycled from the context)
     after the context is cached, for each forward (name -> a target or a Hugging Face model) and each n in
@@ -78,6 +77,7 @@ def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str
                     target_forward(t, cache, context[-1:], draft)
                     times[name][n].append((time.perf_counter() - t0) * 1e3)
     return times
+
 
 @dataclass
 class Test:
