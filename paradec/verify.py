@@ -13,6 +13,7 @@ import torch
 
 from . import tree
 from .drafters.base import Draft, Verified
+from .drafters.chain import chain_parents
 from .sampling import Sampler, one_hot, pad_to, residual, top_list
 from .targets import as_target, float_mask, slide
 from .trace import Node
@@ -72,7 +73,7 @@ def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str
                     t = as_target(forward)
                     cache = t.new_cache()
                     target_forward(t, cache, context, Draft())
-                    draft = Draft(tokens=(context * n)[: n - 1], parents=list(range(-1, n - 2)))
+                    draft = Draft(tokens=(context * n)[: n - 1], parents=chain_parents(n - 1))
                     t0 = time.perf_counter()
                     target_forward(t, cache, context[-1:], draft)
                     times[name][n].append((time.perf_counter() - t0) * 1e3)
