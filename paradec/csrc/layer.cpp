@@ -94,7 +94,9 @@ inline void dots(const float* q, const float* const* k, int64_t d, float* out) {
 // time in registers across the entries (a count known when compiling: with a count known only at run time the
 // sums lived on the stack, and each entry waited on the last one's store), the rest of d one by one.
 void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j1, int64_t d, float* out) {
-  constexpr int64_t NB = 8;  // vectors a block: eight independent sums keep the multiply-add units busy
+  // Vectors a block: eight independent sums keep the multiply-add units busy, and with AVX2 eight are a head of
+  // 64; with AVX-512 four are (blocks of eight, 128 floats, would leave such a head all to the scalar rest).
+  constexpr int64_t NB = VW == 16 ? 4 : 8;
   int64_t i0 = 0;
   for (; i0 + NB * VW <= d; i0 += NB * VW) {
     vec a[NB];
