@@ -29,6 +29,7 @@ namespace {
 // AVX-512's 32 registers, 6 of 16 with the 16 of AVX2 (BLIS's 6x16; 3 rows of 32 columns, the earlier shape,
 // were 1.25x slower for 12-16 rows on a Zen 3 and the same for fewer).
 constexpr int MAX_ROWS = VW == 16 ? 12 : 6;
+constexpr bool EVEN_BLOCKS = VW == 16;  // how rows() shares the rows among blocks
 constexpr int NV = 2;  // vectors per panel row
 constexpr int64_t P = NV * VW;  // output columns per panel
 constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
@@ -92,11 +93,14 @@ void dispatch(int64_t rows, const float* x, int64_t K, const W* wp, float* acc, 
 }
 
 // M rows times one panel into y's ncols columns, acc an M x P buffer. The rows go in as few blocks as fit
-// the registers, of even sizes (16 rows: 8 + 8, not 12 + 4: a small block has too few independent sums to
-// keep the multiply-add units busy); the blocks of a verify pass take turns tile by tile. One block streams
-// the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of the tile two tiles
-// on, so that memory stays busy while the later blocks compute from the cache (when only the first block
-// asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x slower measured).
+// the registers; the blocks of a verify pass take turns tile by tile. With AVX-512 the blocks are of even
+// sizes (16 rows: 8 + 8, not 12 + 4: a small block has too few independent sums to keep the multiply-add
+// units busy). Without it, full blocks of 6 go first and the rest last: on a Zen 3 (AVX2), 8 rows as 6 + 2
+// took 7-9% less time than 4 + 4 in three interleaved runs over the model's products, 9-11 rows 3-6% less.
+// One block streams the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of
+// the tile two tiles on, so that memory stays busy while the later blocks compute from the cache (when only
+// the first block asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x
+// slower measured).
 // Then y = acc (+ b) (+ res), b and res (the layer's residual stream, M x N) where not null: HF's order.
 template <typename W>
 void rows(const float* x, int64_t M, int64_t K, const W* wp, float* y, int64_t N, int64_t ncols, float* acc,
@@ -104,7 +108,7 @@ void rows(const float* x, int64_t M, int64_t K, const W* wp, float* y, int64_t N
   const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS, tile = blocks == 1 || M > TILED_ROWS ? K : TILE;
   for (int64_t k0 = 0; k0 < K; k0 += tile) {
     for (int64_t b = 0, m = 0; b < blocks; ++b) {
-      const int64_t r = (M - m) / (blocks - b);
+      const int64_t r = EVEN_BLOCKS ? (M - m) / (blocks - b) : std::min<int64_t>(MAX_ROWS, M - m);
       const W* pf = blocks == 1 ? wp + (k0 + PREFETCH) * P : wp + (k0 + 2 * tile + b * tile / blocks) * P;
       dispatch(r, x + m * K, K, wp, acc + m * P, k0, std::min(K, k0 + tile), pf, 65536 / blocks);
       m += r;

@@ -1,0 +1,70 @@
+"""What limits a trained drafter: its draft agreement on rows it learned from against held-out rows.
+
+A head that agrees far more often on its own training rows than on held-out ones has memorised them, and more
+data would move it; one that scores about the same on both has learned what it can at its size and recipe, and
+more of the same data will not. The rows are the shipped self-distillation answers' (the trainer's split: one
+prompt in 10 held out), scored as the trainers score them: an EAGLE head at 3 unrolled steps (teacher-forced
+context, then its own outputs), the sps draft's α at the answer positions. Run from the repository root once
+`python -m paradec.train data` has computed the features:
+
+    .venv/bin/python scripts/agreement_gap.py assets/drafters/eagle3-smollm2 [--draft assets/drafters/sps-smollm2]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from paradec.draft_model import load as load_draft  # noqa: E402
+from paradec.drafters import eagle_head  # noqa: E402
+from paradec.models import load  # noqa: E402
+from paradec.train import draft as draft_training  # noqa: E402
+from paradec.train.eagle import evaluate, lm_head_rows, split_rows  # noqa: E402
+from paradec.train.loop import spread  # noqa: E402
+from paradec.train.selfdistill import data_dir, features_dir, load_shards  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("heads", nargs="*", help="EAGLE head folders (EAGLE-1 or EAGLE-3)")
+    ap.add_argument("--draft", help="an sps draft's folder (paradec.train draft)")
+    ap.add_argument("--rows", type=int, default=128, help="rows scored on each side, spread over the split")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    heads = {h: eagle_head.load(h)[0] for h in args.heads}
+    target = load(None, "cpu", "float32").model
+    embed = target.get_input_embeddings()
+    print(f"{args.rows} rows a side, spread over each split; agreement at steps 1/2/3")
+    for version in sorted({h.version for h in heads.values()}):
+        # the rows of the features this version reads (EAGLE-3: the fused ones), a sample of each side kept
+        shards = load_shards(data_dir(), ("hidden", "fuse") if version == 3 else ("hidden",), features_dir())
+        rows, held = split_rows(shards, version)
+        sides = {"training rows": spread(rows, args.rows), "held-out rows": spread(held, args.rows)}
+        del rows, held
+        for name, head in heads.items():
+            if head.version != version:
+                continue
+            lm_rows = lm_head_rows(target, head.vocab_ids)
+            for side, picked in sides.items():
+                agree = evaluate(head, picked, embed, lm_rows, 3)
+                print(f"{name}  {side:13s}", " ".join(f"{a:.3f}" for a in agree), flush=True)
+    if args.draft:
+        draft_gap(target, args.draft, args.rows)
+    return 0
+
+
+def draft_gap(target, folder: str, n: int) -> None:
+    """The sps draft's α (its greedy token is the target's) at answer positions, on each side."""
+    draft = load_draft(target, Path(folder))
+    rows, held = draft_training.split(draft_training.rows_of(load_shards(data_dir(), ("hidden",), features_dir())))
+    for side, picked in {"training rows": spread(rows, n), "held-out rows": spread(held, n)}.items():
+        print(f"{folder}  {side:13s} alpha {draft_training.agreement(draft, picked)['alpha']:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
