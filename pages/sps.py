@@ -20,9 +20,10 @@ q is zero outside those tokens, which keeps rejection sampling exact.
 
 :orange-badge[Modest draft] It learned from ~450k answer tokens (the target's own answers to 1,260
 training prompts, 35 CPU minutes): on held-out prompts its greedy token is the target's 37% of the time
-(27% for the previous draft, trained on a tenth of that), so τ ≈ 1.4. A verify pass over 5 tokens costs
-~1.1-1.2 one-token passes on paradec's CPU forward, so with τ ≈ 1.4 sps runs **~1.05-1.1x AR** in the bench:
-every mechanism shown is real, the draft is just not good enough yet. For contrast, type `self:N`: the
+(27% for the previous draft, trained on a tenth of that), so τ ≈ 1.4. On the rows it learned from it
+agrees 49% of the time: it has learned them by heart, and more answers would move it. A verify pass over
+5 tokens costs ~1.05 one-token passes on paradec's CPU forward, so with τ ≈ 1.4 sps runs **~1.15-1.2x AR**
+in the bench: every mechanism shown is real, the draft is just not good enough yet. For contrast, type `self:N`: the
 target's own first N layers with its full LM head, never trained as a draft: low acceptance at a cost close
 to the target's."""
 
