@@ -23,7 +23,7 @@ compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the ne
     --methods "$methods" "$@"
 }
 # Medusa first: its τ (1.43) is what keeps it near 1.1x AR now that a verify pass costs about one token's pass;
-# EAGLE-3 last: its shipped head already learned from a set of this kind (1,490 prompts, 708k answer tokens).
+# EAGLE-3 last: the longest (about 95 min on 2 threads).
 # Each is compared (13 held-out prompts, 64 tokens) as soon as it is trained, so a stopped run has its numbers so far.
 # Each new head is scored beside the shipped one (--baseline) on the same held-out rows for its card's "before".
 step medusa-smollm2 medusa --steps 2000 --prompt-weight 0.5 --threads 2 --baseline assets/drafters/medusa-smollm2
