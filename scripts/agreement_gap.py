@@ -49,9 +49,7 @@ def main() -> int:
     for version in sorted({h.version for h in heads.values()}):
         # the rows of the features this version reads (EAGLE-3: the fused ones), a sample of each side kept
         shards = load_shards(data_dir(), ("hidden", "fuse") if version == 3 else ("hidden",), features_dir())
-        rows, held = split_rows(shards, version)
-        sides = {"training rows": spread(rows, args.rows), "held-out rows": spread(held, args.rows)}
-        del rows, held
+        sides = both_sides(*split_rows(shards, version), args.rows)
         for name, head in heads.items():
             if head.version != version:
                 continue
@@ -66,11 +64,16 @@ def main() -> int:
     return 0
 
 
+def both_sides(rows: list, held: list, n: int) -> dict[str, list]:
+    """Up to n rows of each side of a trainer's split, spread over it, by the side's name."""
+    return {"training rows": spread(rows, n), "held-out rows": spread(held, n)}
+
+
 def draft_gap(target, folder: str, n: int) -> None:
     """The sps draft's α (its greedy token is the target's) at answer positions, on each side."""
     draft = load_draft(target, Path(folder))
-    rows, held = draft_training.split(draft_training.rows_of(load_shards(data_dir(), ("hidden",), features_dir())))
-    for side, picked in {"training rows": spread(rows, n), "held-out rows": spread(held, n)}.items():
+    rows = draft_training.rows_of(load_shards(data_dir(), ("hidden",), features_dir()))
+    for side, picked in both_sides(*draft_training.split(rows), n).items():
         print(f"{folder}  {side:13s} alpha {draft_training.agreement(draft, picked)['alpha']:.3f}", flush=True)
 
 
