@@ -29,7 +29,6 @@ namespace {
 // AVX-512's 32 registers, 6 of 16 with the 16 of AVX2 (BLIS's 6x16; 3 rows of 32 columns, the earlier shape,
 // were 1.25x slower for 12-16 rows on a Zen 3 and the same for fewer).
 constexpr int MAX_ROWS = VW == 16 ? 12 : 6;
-constexpr bool EVEN_BLOCKS = VW == 16;  // how rows() shares the rows among blocks
 constexpr int NV = 2;  // vectors per panel row
 constexpr int64_t P = NV * VW;  // output columns per panel
 constexpr int64_t PREFETCH = 16384 / (P * 4);  // panel rows ahead: 16 KB
@@ -71,6 +70,9 @@ void block(const float* __restrict x, int64_t K, const W* __restrict wp, float* 
     vec w[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) w[j] = load(wp + k * P + j * VW);
+    // Keep the weights in registers: left alone, gcc folds their loads into every row's multiply-add, and a
+    // block of 4 rows then issues 12 loads for 8 multiply-adds: 6 cycles a panel row instead of 4 (Zen 3).
+    asm("" : "+v"(w[0]), "+v"(w[1]));
 #pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
       const float xv = x[r * K + k];
@@ -93,10 +95,10 @@ void dispatch(int64_t rows, const float* x, int64_t K, const W* wp, float* acc, 
 }
 
 // M rows times one panel into y's ncols columns, acc an M x P buffer. The rows go in as few blocks as fit
-// the registers; the blocks of a verify pass take turns tile by tile. With AVX-512 the blocks are of even
-// sizes (16 rows: 8 + 8, not 12 + 4: a small block has too few independent sums to keep the multiply-add
-// units busy). Without it, full blocks of 6 go first and the rest last: on a Zen 3 (AVX2), 8 rows as 6 + 2
-// took 7-9% less time than 4 + 4 in three interleaved runs over the model's products, 9-11 rows 3-6% less.
+// the registers, of even sizes (16 rows: 5 + 5 + 6, not 6 + 6 + 4; 13: 4 + 4 + 5, not 6 + 6 + 1): a block of
+// fewer than 4 rows has too few independent sums to keep both multiply-add units busy, so it
+// takes as long as one of 4. Measured on a Zen 3, a block from the L1 cache takes 3.7, 3.8, 3.9, 4.0, 4.9 and
+// 5.9 cycles a panel row for 1 to 6 rows; a 16-token forward pass took 7% less time than with 6 + 6 + 4.
 // One block streams the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of
 // the tile two tiles on, so that memory stays busy while the later blocks compute from the cache (when only
 // the first block asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x
@@ -108,7 +110,7 @@ void rows(const float* x, int64_t M, int64_t K, const W* wp, float* y, int64_t N
   const int64_t blocks = (M + MAX_ROWS - 1) / MAX_ROWS, tile = blocks == 1 || M > TILED_ROWS ? K : TILE;
   for (int64_t k0 = 0; k0 < K; k0 += tile) {
     for (int64_t b = 0, m = 0; b < blocks; ++b) {
-      const int64_t r = EVEN_BLOCKS ? (M - m) / (blocks - b) : std::min<int64_t>(MAX_ROWS, M - m);
+      const int64_t r = (M - m) / (blocks - b);
       const W* pf = blocks == 1 ? wp + (k0 + PREFETCH) * P : wp + (k0 + 2 * tile + b * tile / blocks) * P;
       dispatch(r, x + m * K, K, wp, acc + m * P, k0, std::min(K, k0 + tile), pf, 65536 / blocks);
       m += r;
