@@ -48,7 +48,7 @@ COST = """**On this CPU the head's cost against the verify pass decides the spee
 head's passes (one over the newly accepted tokens, then one per depth that is expanded) and one verify
 pass over 1 + total_tokens tokens. On a GPU that pass costs about as much as a one-token one and the
 head is a small fraction of the target, so τ turns into speed almost directly. Here a pass over 8 tokens
-costs about 1.2 one-token passes and one over 16 about 1.6 (the Roofline page's measured curve), and every
+costs about 1.05-1.15 one-token passes and one over 16 about 1.4 (the Roofline page's measured curve), and every
 head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the step's cost in AR
 steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and lower τ. The heads
 are trained for the embedded model by self-distillation on 452k tokens of the target's own answers; on

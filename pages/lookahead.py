@@ -24,14 +24,13 @@ HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; lev
 4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
    the window's last level predictions close W n-grams into the pool and become the next level."""
 
-DEFAULTS = """The CPU's ridge point is low (home page: a pass
-over 16 tokens costs well over a one-token step), so every window token costs time. These
-defaults keep a pass at 1 + 9 window + at most 6 candidate tokens (10 to 12 in the recorded runs).
-N = 3 keeps the n-grams short, and the pool of a small model matches short ones far more often;
-in test runs on the four prompts (one thread) W = 5 gave τ 1.2 to 1.5 at about 110 ms a pass,
-W = 3 was as cheap per token (τ 1.0 to 1.2, about 97 ms) with fewer hits to see, while W = 8 or
-N = 4 cost 130 to 180 ms a pass for no better τ. None of them beats AR (about 55 ms a token) here:
-that needs τ above the ratio of pass costs, about 2. On a GPU the window is nearly free."""
+DEFAULTS = """A verify pass over a handful of tokens costs about one one-token pass on this CPU, and the
+cost grows past a dozen (16 tokens: about 1.4 one-token passes; the Roofline page's measured curve).
+Lookahead's pass carries (W + G)(N - 1) tokens, the pending one among them, and every window token costs its share
+whether or not its n-grams are ever used. So the tuner (`python -m paradec tune`, on this machine) chose
+W = 2, N = 2, G = 3 for the CPU preset (`assets/presets/cpu.json`): a 5-token pass, τ 1.17 and 1.10-1.20x
+AR on the 13 held-out prompts (`make bench`). The catalog's defaults (W = 4, N = 3, G = 2) give a 12-token
+pass. On a GPU the window is nearly free, so wider windows and longer n-grams pay there."""
 
 
 def params() -> dict:
@@ -69,7 +68,7 @@ def stage(trace: Trace) -> Extra:
 
 
 def panels(trace: Trace, i: int) -> dict:
-    with st.expander("Why these defaults (W = 5, N = 3, G = 3) on this CPU"):
+    with st.expander("Why a small window on this CPU"):
         st.markdown(DEFAULTS)
     return {"window": window_figure(trace, i)}
 

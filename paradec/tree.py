@@ -116,7 +116,7 @@ def paths_to_tree(paths: list[list[int]]) -> tuple[list[tuple[int, ...]], list[i
 
 
 # Preset Medusa trees (medusa_choices). On a 2-core CPU a verify pass costs about one token's pass up to a few
-# tokens and grows after that (on a Zen 3: 1.0x / 1.2x / 1.5x for 4 / 8 / 16 tokens, assets/traces/forward_cost.json),
+# tokens and grows after that (on a Zen 3: 1.0x / 1.05x / 1.4x for 4 / 8 / 16 tokens, assets/traces/forward_cost.json),
 # so the CPU presets stay at a dozen nodes or fewer; mc_sim_7b_63 is Medusa's own 63-node tree for GPUs.
 MEDUSA_TREES = {
     "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],

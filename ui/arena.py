@@ -79,7 +79,8 @@ def show(runs: dict[str, Trace]) -> None:
     chart(plots.length_histogram(runs), "arena.hist")
     st.caption("Speedup divides each method's tokens/s by AR's, decoded in the same process on this machine "
                "(with the same tokens, that is AR's decoding time over the method's); on a CPU a "
-               "verify pass over a few tokens costs about 1.5× a one-token pass (far more than on a GPU), "
-               "so a method gains only when τ is well above 1.5: values below 1× are real results, not bugs. "
+               "verify pass over 8 tokens costs 1.05-1.15× a one-token pass and one over 16 about 1.4× (on a "
+               "GPU about 1×), and drafting adds its own time, so a method gains only when τ is well above "
+               "those: values below 1× are real results, not bugs. "
                "Every method runs on torch's thread pool; mirror adds a worker thread for its draft, "
                "a second core when the pool has one thread (the recorded set).")
