@@ -72,7 +72,8 @@ void block(const float* __restrict x, int64_t K, const W* __restrict wp, float* 
     for (int j = 0; j < NV; ++j) w[j] = load(wp + k * P + j * VW);
     // Keep the weights in registers: left alone, gcc folds their loads into every row's multiply-add, and a
     // block of 4 rows then issues 12 loads for 8 multiply-adds: 6 cycles a panel row instead of 4 (Zen 3).
-    asm("" : "+v"(w[0]), "+v"(w[1]));
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) asm("" : "+v"(w[j]));
 #pragma GCC unroll 16
     for (int r = 0; r < MB; ++r) {
       const float xv = x[r * K + k];
@@ -96,9 +97,9 @@ void dispatch(int64_t rows, const float* x, int64_t K, const W* wp, float* acc, 
 
 // M rows times one panel into y's ncols columns, acc an M x P buffer. The rows go in as few blocks as fit
 // the registers, of even sizes (16 rows: 5 + 5 + 6, not 6 + 6 + 4; 13: 4 + 4 + 5, not 6 + 6 + 1): a block of
-// fewer than 4 rows has too few independent sums to keep both multiply-add units busy, so it
-// takes as long as one of 4. Measured on a Zen 3, a block from the L1 cache takes 3.7, 3.8, 3.9, 4.0, 4.9 and
-// 5.9 cycles a panel row for 1 to 6 rows; a 16-token forward pass took 7% less time than with 6 + 6 + 4.
+// fewer than 4 rows has too few independent sums to keep both multiply-add units busy, so it takes as long as
+// one of 4. Measured on a Zen 3, a block from the L1 cache takes 3.7, 3.8, 3.9, 4.0, 4.9 and 5.9 cycles a
+// panel row for 1 to 6 rows; a 16-token forward pass took 7% less time than with 6 + 6 + 4.
 // One block streams the panel PREFETCH rows ahead of itself. Taking turns, each block fetches its share of
 // the tile two tiles on, so that memory stays busy while the later blocks compute from the cache (when only
 // the first block asked, 16 rows cost what the memory and the arithmetic cost one after the other: 1.3x
