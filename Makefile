@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check setup bench traces clean
+.PHONY: run dev test check setup bench traces clean
 
 # The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
 $(STAMP): requirements.txt requirements-ray.txt requirements-dev.txt scripts/install.sh
@@ -16,6 +16,10 @@ setup: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/streamlit run app.py
+
+# The app that reloads what you edit (the shipped config watches no files).
+dev: $(STAMP)
+	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true
 
 # Everything: both tiers on both cores, then the tests that wait on a clock (the browser, Ray's
 # replicas) alone, so that nothing else competes with them for the cores.

@@ -19,22 +19,22 @@ def _page(file: str, title: str, icon: str, url_path: str | None = None, default
 
 
 PAGES = [
-    _page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    _page("pages/ar.py", title="Autoregressive (AR)", icon=":material/looks_one:", url_path="ar"),
-    _page("pages/sps.py", title="Speculative sampling", icon=":material/call_split:", url_path="sps"),
-    _page("pages/pld.py", title="Prompt lookup", icon=":material/content_copy:", url_path="pld"),
-    _page("pages/jacobi.py", title="Jacobi decoding", icon=":material/grid_on:", url_path="jacobi"),
-    _page("pages/lookahead.py", title="Lookahead decoding", icon=":material/manage_search:", url_path="lookahead"),
-    _page("pages/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
-    _page("pages/eagle.py", title="EAGLE-1/2/3", icon=":material/flight_takeoff:", url_path="eagle"),
-    _page("pages/early_exit.py", title="Early exit", icon=":material/exit_to_app:", url_path="early_exit"),
-    _page("pages/mirror.py", title="Parallel draft-and-verify", icon=":material/view_timeline:", url_path="mirror"),
-    _page("pages/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
-    _page("pages/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
-    _page("pages/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
-    _page("pages/tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
-    _page("pages/numerics.py", title="Numerics: float32 vs bfloat16", icon=":material/calculate:", url_path="numerics"),
-    _page("pages/production.py", title="Production engine", icon=":material/dns:", url_path="production"),
+    _page("views/home.py", title="Home", icon=":material/home:", default=True),
+    _page("views/ar.py", title="Autoregressive (AR)", icon=":material/looks_one:", url_path="ar"),
+    _page("views/sps.py", title="Speculative sampling", icon=":material/call_split:", url_path="sps"),
+    _page("views/pld.py", title="Prompt lookup", icon=":material/content_copy:", url_path="pld"),
+    _page("views/jacobi.py", title="Jacobi decoding", icon=":material/grid_on:", url_path="jacobi"),
+    _page("views/lookahead.py", title="Lookahead decoding", icon=":material/manage_search:", url_path="lookahead"),
+    _page("views/medusa.py", title="Medusa", icon=":material/account_tree:", url_path="medusa"),
+    _page("views/eagle.py", title="EAGLE-1/2/3", icon=":material/flight_takeoff:", url_path="eagle"),
+    _page("views/early_exit.py", title="Early exit", icon=":material/exit_to_app:", url_path="early_exit"),
+    _page("views/mirror.py", title="Parallel draft-and-verify", icon=":material/view_timeline:", url_path="mirror"),
+    _page("views/arena.py", title="Arena: all methods", icon=":material/sports_score:", url_path="arena"),
+    _page("views/roofline.py", title="Roofline", icon=":material/show_chart:", url_path="roofline"),
+    _page("views/benchmark.py", title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
+    _page("views/tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
+    _page("views/numerics.py", title="Numerics: float32 vs bfloat16", icon=":material/calculate:", url_path="numerics"),
+    _page("views/production.py", title="Production engine", icon=":material/dns:", url_path="production"),
 ]
 
 page = st.navigation(PAGES)

@@ -11,21 +11,21 @@ from ui import guide, narrate, sources
 
 from helpers import APP, go_to, player, tiny_model
 
-METHOD_PAGES = ["pages/ar.py", "pages/sps.py", "pages/pld.py", "pages/jacobi.py", "pages/lookahead.py",
-                "pages/medusa.py", "pages/early_exit.py", "pages/mirror.py"]
+METHOD_PAGES = ["views/ar.py", "views/sps.py", "views/pld.py", "views/jacobi.py", "views/lookahead.py",
+                "views/medusa.py", "views/early_exit.py", "views/mirror.py"]
 
 
 def open_page(page: str, **query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     at.run()
-    if page != "pages/home.py":
+    if page != "views/home.py":
         at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-@pytest.mark.parametrize("page", ["pages/home.py", "pages/arena.py", "pages/numerics.py", *METHOD_PAGES])
+@pytest.mark.parametrize("page", ["views/home.py", "views/arena.py", "views/numerics.py", *METHOD_PAGES])
 def test_page_renders_from_recorded_traces(page):
     at = open_page(page)
     assert not at.error and not at.warning and at.title
@@ -47,7 +47,7 @@ def markdown_text(at: AppTest) -> str:
 
 
 def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
-    at = open_page("pages/jacobi.py", step="2")
+    at = open_page("views/jacobi.py", step="2")
     assert at.slider(key="jacobi.block").value == 8 and at.selectbox(key="jacobi.init").value == "repeat"
     text = markdown_text(at)
     assert "Consistency LLMs" in text and {"convergence", "committed"} <= set(player(at, "jacobi")["frames"][1]["figs"])
@@ -55,7 +55,7 @@ def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
 
 
 def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():
-    at = open_page("pages/lookahead.py")
+    at = open_page("views/lookahead.py")
     assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [4, 3, 2]
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("lookahead")["greedy"]).steps) if s.accepted)
     go_to(at, "lookahead", hit + 1)  # a step where a pooled n-gram won
@@ -67,7 +67,7 @@ def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders()
 
 
 def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
-    at = open_page("pages/medusa.py")
+    at = open_page("views/medusa.py")
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("medusa")["greedy"]).steps) if s.nodes)
     go_to(at, "medusa", hit + 1)
     assert not at.exception
@@ -89,7 +89,7 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
 
 
 def test_the_step_follows_the_url_and_the_player():
-    at = open_page("pages/sps.py", step="3")
+    at = open_page("views/sps.py", step="3")
     assert player(at, "sps")["step"] == 3
     go_to(at, "sps", 4)
     assert player(at, "sps")["step"] == 4 and at.query_params["step"] == "4"
@@ -99,7 +99,7 @@ def test_the_step_follows_the_url_and_the_player():
 
 
 def test_sampled_trace_shows_the_microscope_and_samples_it():
-    at = open_page("pages/sps.py", trace="sampled")
+    at = open_page("views/sps.py", trace="sampled")
     sim = [b for b in at.button if b.label.startswith("Sample this step")]
     assert sim, "the sampled trace's first step tests a draft token"
     sim[0].click().run()
@@ -108,7 +108,7 @@ def test_sampled_trace_shows_the_microscope_and_samples_it():
 
 
 def test_arena_compares_every_method_with_ar():
-    at = open_page("pages/arena.py")
+    at = open_page("views/arena.py")
     text = " ".join(m.value for m in at.markdown)
     assert "identical to AR" in text and "Speedup against AR" in text
 
@@ -128,7 +128,7 @@ def test_imported_trace_is_replayed_and_can_be_dropped():
     at = AppTest.from_file(APP, default_timeout=60).run()
     trace = sources.load(next(iter(sources.recorded("pld").values())))
     at.session_state[sources.IMPORTED] = {"pld": trace}
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     assert not at.exception and at.button(key="pld.drop")
     at.button(key="pld.drop").click().run()
     assert not at.exception
@@ -148,7 +148,7 @@ def live_app(**sidebar) -> AppTest:
 def test_live_run_with_a_bad_model_shows_an_error_and_keeps_the_page(monkeypatch):
     monkeypatch.setenv("PARADEC_MODELS", "/nonexistent/model/dir")  # offered by the operator, yet missing
     at = live_app(model="/nonexistent/model/dir")
-    at.switch_page("pages/ar.py").run()
+    at.switch_page("views/ar.py").run()
     at.button(key="ar.run").click().run()
     assert not at.exception
     assert any("cannot load model" in e.value for e in at.error)
@@ -167,7 +167,7 @@ def tiny_model_dir(tmp_path_factory, tokenizer):
 def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
     monkeypatch.setenv("PARADEC_MODELS", tiny_model_dir)
     at = live_app(model=tiny_model_dir, max_new=16)
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
@@ -175,11 +175,11 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
 
 
 def test_home_links_every_page_and_every_page_says_what_comes_next():
-    pages = {f"pages/{f.name}" for f in (Path(APP).parent / "pages").glob("*.py")}
+    pages = {f"views/{f.name}" for f in (Path(APP).parent / "views").glob("*.py")}
     assert set(guide.ORDER) == pages  # the guided path reaches every page
-    at = open_page("pages/home.py")
+    at = open_page("views/home.py")
     links = {x.proto.page for x in at.get("page_link")}  # by url path
-    assert links >= {p[6:-3] for p in pages - {"pages/home.py"}}
+    assert links >= {p[6:-3] for p in pages - {"views/home.py"}}
     # each page's "Next:" link is drawn by app.py after the page (AppTest drops it): the browser test sees it
 
 

@@ -1,4 +1,4 @@
-"""Dependencies point one way: pages/app.py -> ui -> paradec, and replaying recorded traces
+"""Dependencies point one way: views/app.py -> ui -> paradec, and replaying recorded traces
 never imports torch."""
 import ast
 import json
@@ -35,11 +35,11 @@ def _heavy(names: list[str]) -> list[str]:
 
 
 def ui_files() -> list[Path]:
-    return [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+    return [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
 
 
 def test_pages_never_import_torch_or_the_model_code():
-    for f in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+    for f in [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py"))]:
         assert not _heavy(_imports(f, top_level_only=False)), f
 
 
@@ -60,7 +60,7 @@ RENDER_ALL = """
 import glob, json, sys
 from streamlit.testing.v1 import AppTest
 out = {}
-for page in sorted(glob.glob("pages/*.py")):  # every page, a new one included
+for page in sorted(glob.glob("views/*.py")):  # every page, a new one included
     at = AppTest.from_file("app.py", default_timeout=60).run()
     at.switch_page(page).run()
     out[page] = [e.value for e in at.exception]

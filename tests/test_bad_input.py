@@ -85,7 +85,7 @@ def live_app(tiny_dir, prompt: str) -> AppTest:
 def test_live_run_with_a_bad_prompt_shows_an_error_and_keeps_the_page(tiny_dir, prompt, words, monkeypatch):
     monkeypatch.setenv("PARADEC_MODELS", str(tiny_dir))
     at = live_app(tiny_dir, prompt)
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
@@ -94,7 +94,7 @@ def test_live_run_with_a_bad_prompt_shows_an_error_and_keeps_the_page(tiny_dir, 
 
 def test_medusa_tree_editor_refuses_deep_json():
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/medusa.py").run()
+    at.switch_page("views/medusa.py").run()
     at.text_input(key="medusa.add").input("[" * 5000 + "]" * 5000).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("JSON list" in e.value for e in at.error)
@@ -104,5 +104,5 @@ def test_classroom_link_with_deep_params_is_ignored():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"params": "[" * 5000 + "]" * 5000})
     at.run()
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -122,13 +122,13 @@ def open_page(page: str, **session) -> AppTest:
 
 def test_page_without_results_says_how_to_make_them(monkeypatch, tmp_path):
     monkeypatch.setattr(ui_bench, "BENCH_DIR", tmp_path)
-    at = open_page("pages/benchmark.py")
+    at = open_page("views/benchmark.py")
     assert any("--out assets/bench/" in i.value for i in at.info) and not at.get("plotly_chart")
 
 
 def test_page_draws_a_results_file(monkeypatch, results):
     monkeypatch.setattr(ui_bench, "BENCH_DIR", results.parent)
-    at = open_page("pages/benchmark.py")
+    at = open_page("views/benchmark.py")
     assert at.selectbox(key="bench.file").value == results.stem
     assert len(at.get("plotly_chart")) == 4 and len(at.dataframe) == 3  # methods, memory, every category
     text = " ".join(m.value for m in at.markdown)
@@ -140,7 +140,7 @@ def test_page_draws_a_results_file(monkeypatch, results):
 def test_page_small_live_run_on_the_tiny_model(monkeypatch, tmp_path, tiny_dir):
     monkeypatch.setattr(ui_bench, "BENCH_DIR", tmp_path)
     monkeypatch.setenv("PARADEC_MODELS", str(tiny_dir))  # the operator offers it
-    at = open_page("pages/benchmark.py", **{"sb.source": "live", "sb.model": str(tiny_dir), "sb.max_new": 8})
+    at = open_page("views/benchmark.py", **{"sb.source": "live", "sb.model": str(tiny_dir), "sb.max_new": 8})
     at.button(key="bench.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert at.selectbox(key="bench.file").value == "live run (this session)"
@@ -192,5 +192,5 @@ def test_the_report_says_what_is_timed_and_lists_no_difference_when_all_agree(re
 
 
 def test_page_opens_on_the_main_benchmark():
-    at = open_page("pages/benchmark.py")
+    at = open_page("views/benchmark.py")
     assert at.selectbox(key="bench.file").value == ui_bench.MAIN

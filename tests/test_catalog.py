@@ -61,7 +61,7 @@ def test_the_device_sizes_only_what_the_description_marks_and_within_its_range(i
                                     for m in PAGES])
 def test_every_page_control_is_the_description(method):
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(f"pages/{PAGES[method]}.py").run()
+    at.switch_page(f"views/{PAGES[method]}.py").run()
     assert not at.exception
     desc, seen = catalog.method("eagle3" if method == "eagle" else method), []
     for kind in ("slider", "selectbox", "toggle"):

@@ -14,7 +14,7 @@ PROMPT = "Explain a hash map to a ten-year-old."
 
 
 def test_a_classroom_link_sets_the_prompt_sampling_parameters_and_step():
-    at = open_page("pages/jacobi.py", prompt=PROMPT, temperature="0.7", top_p="0.9", max_new="32", seed="5",
+    at = open_page("views/jacobi.py", prompt=PROMPT, temperature="0.7", top_p="0.9", max_new="32", seed="5",
                    source="recorded", params=json.dumps({"block": 4, "init": "pad"}), step="3")
     s = at.session_state[sidebar.KEY]  # the sidebar's settings (AppTest drops its widgets under st.navigation)
     assert (s.prompt, s.temperature, s.top_p, s.max_new_tokens, s.seed, s.live) == (PROMPT, 0.7, 0.9, 32, 5, False)
@@ -24,24 +24,24 @@ def test_a_classroom_link_sets_the_prompt_sampling_parameters_and_step():
 
 def test_a_preset_prompt_picks_its_preset_and_values_out_of_range_are_clamped():
     text = next(iter(PRESETS.values()))
-    at = open_page("pages/pld.py", prompt=text, temperature="9", max_new="many")
+    at = open_page("views/pld.py", prompt=text, temperature="9", max_new="many")
     s = at.session_state[sidebar.KEY]
     assert s.prompt == text and s.temperature == 1.5 and s.max_new_tokens == 48  # clamped; not a number: default
 
 
 def test_parameters_that_do_not_fit_the_page_fall_back_to_the_defaults():
-    at = open_page("pages/lookahead.py", params=json.dumps({"window": 99, "ngram": 2}))
+    at = open_page("views/lookahead.py", params=json.dumps({"window": 99, "ngram": 2}))
     assert at.slider(key="lookahead.window").value == 4 and at.slider(key="lookahead.ngram").value == 3
     assert any("do not fit" in w.value for w in at.warning)
 
 
 def test_the_page_link_round_trips():
-    at = open_page("pages/sps.py", prompt=PROMPT, seed="3", params=json.dumps({"k": 6, "draft_length": "heuristic"}),
+    at = open_page("views/sps.py", prompt=PROMPT, seed="3", params=json.dumps({"k": 6, "draft_length": "heuristic"}),
                    step="2", trace="sampled")
     link = next(c.value for c in at.code if "params=" in c.value)
     query = dict(parse_qsl(urlsplit(link).query))
     assert json.loads(query["params"])["k"] == 6 and query["step"] == "2" and query["trace"] == "sampled"
-    again = open_page("pages/sps.py", **query)
+    again = open_page("views/sps.py", **query)
     assert again.slider(key="sps.k").value == 6 and again.selectbox(key="sps.draft_length").value == "heuristic"
     assert again.session_state[sidebar.KEY].prompt == PROMPT and again.session_state[sidebar.KEY].seed == 3
     assert player(again, "sps")["step"] == 2 and again.radio(key="sps.recorded").value == "sampled"

@@ -155,7 +155,7 @@ def test_jacobi_page_shows_the_base_and_the_consistency_trained_grids_side_by_si
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
-    at.switch_page("pages/jacobi.py").run()
+    at.switch_page("views/jacobi.py").run()
     assert not at.exception and not at.warning
     assert "Vanilla vs consistency-trained Jacobi" in [h.value for h in at.subheader]
     assert any("Lossless only relative to the fine-tuned model" in i.value for i in at.info)

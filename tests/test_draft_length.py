@@ -215,7 +215,7 @@ def test_the_sps_page_shows_the_comparison():
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/sps.py").run()
+    at.switch_page("views/sps.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("draft" in s.value and "rules" in s.value for s in at.subheader)
     assert at.selectbox(key="sps.draft_length").options == ["fixed", "heuristic", "confidence", "learned"]

@@ -226,7 +226,7 @@ def test_the_recorded_eagle3_runs_and_the_eagle_page_compare_the_rules():
         len(s.record.chance) for s in runs["learned"].steps[1:])
 
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/eagle.py").run()
+    at.switch_page("views/eagle.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("draft" in s.value and "rules" in s.value for s in at.subheader)
     assert at.selectbox(key="eagle3.draft_length").options == list(RULES)

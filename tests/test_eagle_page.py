@@ -90,7 +90,7 @@ def test_cut_table_lists_exactly_the_candidates_below_the_threshold(traces):
 
 
 def test_page_tree_presets_match_the_drafter():
-    module = ast.parse((ROOT / "pages" / "eagle.py").read_text())
+    module = ast.parse((ROOT / "views" / "eagle.py").read_text())
     assigned = {t.id: n.value for n in module.body if isinstance(n, ast.Assign) for t in n.targets}
     names = ast.literal_eval(assigned["TREES"])
     assert sorted(names) == sorted(TREES) and names[0] == methods.defaults("eagle")["tree"]  # first = the default
@@ -127,7 +127,7 @@ def open_eagle(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update(query)
     at.run()
-    at.switch_page("pages/eagle.py").run()
+    at.switch_page("views/eagle.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -172,7 +172,7 @@ def test_live_run_with_other_settings_lands_beside_the_recorded_run():
     at.session_state["sb.source"] = "live"
     at.session_state["sb.max_new"] = 8
     at.run()
-    at.switch_page("pages/eagle.py").run()
+    at.switch_page("views/eagle.py").run()
     at.slider(key="eagle3.depth").set_value(2).run()
     at.slider(key="eagle3.total_tokens").set_value(5).run()
     at.button(key="eagle3.run").click().run()

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_every_panel_header_has_help():
     missing = []
-    for f in [*sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]:
+    for f in [*sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "views").glob("*.py"))]:
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "header":
                 if not any(k.arg == "help" for k in node.keywords):

@@ -22,8 +22,8 @@ from hostile_traces import ODD, build
 
 def page_of(method: str) -> tuple[str, dict]:
     if method.startswith("eagle"):
-        return "pages/eagle.py", {"version": method}
-    return f"pages/{method}.py", {}
+        return "views/eagle.py", {"version": method}
+    return f"views/{method}.py", {}
 
 
 def opened(method: str, imported: Trace | None = None, **query) -> AppTest:
@@ -74,7 +74,7 @@ def test_what_slips_past_the_loader_is_an_error_box_and_the_app_keeps_working():
     assert not errors(at) and any("cannot be drawn" in e.value for e in at.error)
     at.button(key="jacobi.drop").click().run()
     assert not errors(at) and not at.error and player(at, "jacobi")["frames"]
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     assert not errors(at) and not at.error
 
 
@@ -111,7 +111,7 @@ def live(**sidebar) -> AppTest:
                                    "self:1; rm -rf /", "http://169.254.169.254/"])
 def test_a_typed_draft_the_operator_did_not_offer_is_refused_unread(draft):
     at = live()
-    at.switch_page("pages/sps.py").run()
+    at.switch_page("views/sps.py").run()
     at.text_input(key="sps.draft").input(draft).run()
     assert not errors(at) and any("is not offered here" in e.value for e in at.error), [e.value for e in at.error]
     assert player(at, "sps")["frames"]  # the recorded trace is still replayed
@@ -120,7 +120,7 @@ def test_a_typed_draft_the_operator_did_not_offer_is_refused_unread(draft):
 @pytest.mark.parametrize("model", ["/etc", "nobody/nothing", "../../models"])
 def test_a_model_the_operator_did_not_offer_is_never_used(model):
     at = live(model=model)
-    at.switch_page("pages/ar.py").run()
+    at.switch_page("views/ar.py").run()
     assert not errors(at) and at.session_state["_settings"].model == "embedded"
 
 

@@ -106,12 +106,12 @@ def test_the_app_runs_live_on_a_backend_and_says_when_it_is_unreachable(start, m
     url, _ = start(2)
     monkeypatch.setenv("PARADEC_BACKEND", url)  # the operator's backend: visitors cannot set one
     at = live_app(max_new=8)
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("tiny-model" in c.value for c in at.caption) and player(at, "pld")["frames"]  # the backend's trace
     monkeypatch.setenv("PARADEC_BACKEND", "http://127.0.0.1:9")
     down = live_app()
-    down.switch_page("pages/ar.py").run()
+    down.switch_page("views/ar.py").run()
     down.button(key="ar.run").click().run()
     assert not down.exception and any("cannot reach the backend" in e.value for e in down.error)

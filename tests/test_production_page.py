@@ -34,7 +34,7 @@ def text(at: AppTest) -> str:
 def test_the_shipped_example_is_drawn_and_says_it_is_a_format_example():
     report = bench_report.load(EXAMPLE)
     assert report["example"].startswith("Format example") and report["engines"]["vllm"]["trace"]
-    at = open_page("pages/production.py")
+    at = open_page("views/production.py")
     assert at.selectbox(key="production.file").value == "vllm-format-example"
     assert any("Format example" in w.value for w in at.warning)
     assert len(at.get("plotly_chart")) == 2  # τ, per position
@@ -47,7 +47,7 @@ def test_the_shipped_example_is_drawn_and_says_it_is_a_format_example():
 
 
 def test_the_benchmark_page_shows_the_engines_rows():
-    at = open_page("pages/benchmark.py", **{"bench.file": "vllm-format-example"})
+    at = open_page("views/benchmark.py", **{"bench.file": "vllm-format-example"})
     rows = at.dataframe[0].value
     assert "vllm" in list(rows["method"]) and "vllm_baseline" in list(rows["method"])
     assert "own baseline URL" in text(at) and any("Format example" in w.value for w in at.warning)
@@ -57,7 +57,7 @@ def test_a_live_prompt_on_the_operators_engine(monkeypatch, tiny_dir):
     monkeypatch.setenv("PARADEC_MODELS", str(tiny_dir))
     with Running(StandIn(per_request="detailed")) as engine, Running(StandIn(spec=False)) as base:
         monkeypatch.setenv("PARADEC_ENGINE", f"vllm={engine.url},method=ngram,baseline={base.url}")
-        at = open_page("pages/production.py", **{"sb.model": str(tiny_dir), "sb.max_new": 16})
+        at = open_page("views/production.py", **{"sb.model": str(tiny_dir), "sb.max_new": 16})
         assert "operator's vllm engine serves method **ngram**" in text(at)
         at.button(key="production.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
@@ -72,7 +72,7 @@ def test_an_unreachable_or_malformed_engine_is_one_error_box(monkeypatch, spec, 
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("PARADEC_ENGINE", spec.format(port=port))
-    at = open_page("pages/production.py")
+    at = open_page("views/production.py")
     if "production.run" in [b.key for b in at.button]:  # a well-formed engine: the box comes when it is asked
         at.button(key="production.run").click().run()
     assert len(at.error) == 1 and words in at.error[0].value and not at.exception

@@ -142,7 +142,7 @@ def test_a_full_line_is_refused_and_clients_that_leave_free_their_replicas(url):
 def test_the_app_runs_live_on_the_ray_endpoint(url, monkeypatch):
     monkeypatch.setenv("PARADEC_BACKEND", url)
     at = live_app(max_new=8)
-    at.switch_page("pages/pld.py").run()
+    at.switch_page("views/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("tiny-model" in c.value for c in at.caption) and player(at, "pld")["frames"]

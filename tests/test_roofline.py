@@ -189,7 +189,7 @@ def open_roofline(**session) -> AppTest:
     for k, v in session.items():
         at.session_state[k] = v
     at.run()
-    at.switch_page("pages/roofline.py").run()
+    at.switch_page("views/roofline.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

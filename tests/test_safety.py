@@ -13,7 +13,7 @@ from paradec import models
 from helpers import tiny_model
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(p for d in ("paradec", "ui", "pages", "scripts") for p in (ROOT / d).rglob("*.py")) + [ROOT / "app.py"]
+SOURCES = sorted(p for d in ("paradec", "ui", "views", "scripts") for p in (ROOT / d).rglob("*.py")) + [ROOT / "app.py"]
 FORBIDDEN = {
     r"trust_remote_code\s*=\s*True": "runs the model repository's own Python",
     r"\bpickle\b|\bdill\b|\bjoblib\b": "unpickling runs code from the file",

@@ -104,11 +104,11 @@ def test_tune_page_without_results_says_how(monkeypatch, tmp_path):
 
     monkeypatch.setattr(tune_page, "TUNE_DIR", tmp_path)  # AppTest runs the page in this process
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/tune.py").run()
+    at.switch_page("views/tune.py").run()
     assert not at.exception and "python -m paradec tune" in at.info[0].value
 
 
 def test_tune_page_shows_the_shipped_run():
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("pages/tune.py").run()
+    at.switch_page("views/tune.py").run()
     assert not at.exception and not at.error and at.get("plotly_chart")  # the front of the shipped run

@@ -7,30 +7,30 @@ import streamlit as st
 # group -> (page file, link label, icon)
 PATH = {
     "1. The idea": [
-        ("pages/ar.py", "AR: one pass per token", ":material/looks_one:"),
-        ("pages/roofline.py", "Roofline: why that is slow", ":material/show_chart:"),
+        ("views/ar.py", "AR: one pass per token", ":material/looks_one:"),
+        ("views/roofline.py", "Roofline: why that is slow", ":material/show_chart:"),
     ],
     "2. The methods": [
-        ("pages/sps.py", "Speculative sampling", ":material/call_split:"),
-        ("pages/pld.py", "Prompt lookup: copy the prompt", ":material/content_copy:"),
-        ("pages/jacobi.py", "Jacobi: iterate a block", ":material/grid_on:"),
-        ("pages/lookahead.py", "Lookahead: window + pool", ":material/manage_search:"),
-        ("pages/medusa.py", "Medusa: heads, a tree", ":material/account_tree:"),
-        ("pages/eagle.py", "EAGLE-1/2/3: feature drafts", ":material/flight_takeoff:"),
-        ("pages/early_exit.py", "Early exit: own layers draft", ":material/exit_to_app:"),
-        ("pages/mirror.py", "Draft while verifying", ":material/view_timeline:"),
+        ("views/sps.py", "Speculative sampling", ":material/call_split:"),
+        ("views/pld.py", "Prompt lookup: copy the prompt", ":material/content_copy:"),
+        ("views/jacobi.py", "Jacobi: iterate a block", ":material/grid_on:"),
+        ("views/lookahead.py", "Lookahead: window + pool", ":material/manage_search:"),
+        ("views/medusa.py", "Medusa: heads, a tree", ":material/account_tree:"),
+        ("views/eagle.py", "EAGLE-1/2/3: feature drafts", ":material/flight_takeoff:"),
+        ("views/early_exit.py", "Early exit: own layers draft", ":material/exit_to_app:"),
+        ("views/mirror.py", "Draft while verifying", ":material/view_timeline:"),
     ],
     "3. Compare": [
-        ("pages/arena.py", "Arena: one prompt, raced", ":material/sports_score:"),
-        ("pages/benchmark.py", "Benchmark: many prompts", ":material/leaderboard:"),
-        ("pages/tune.py", "Tune: settings per task", ":material/tune:"),
+        ("views/arena.py", "Arena: one prompt, raced", ":material/sports_score:"),
+        ("views/benchmark.py", "Benchmark: many prompts", ":material/leaderboard:"),
+        ("views/tune.py", "Tune: settings per task", ":material/tune:"),
     ],
     "4. The hardware": [
-        ("pages/numerics.py", "Numerics: bfloat16 vs float32", ":material/calculate:"),
-        ("pages/production.py", "Production engines (vLLM)", ":material/dns:"),
+        ("views/numerics.py", "Numerics: bfloat16 vs float32", ":material/calculate:"),
+        ("views/production.py", "Production engines (vLLM)", ":material/dns:"),
     ],
 }
-ORDER = ["pages/home.py", *(p for group in PATH.values() for p, _, _ in group)]
+ORDER = ["views/home.py", *(p for group in PATH.values() for p, _, _ in group)]
 LABELS = {p: (label, icon) for group in PATH.values() for p, label, icon in group}
 
 
