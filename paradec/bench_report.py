@@ -12,9 +12,9 @@ from pathlib import Path
 from .files import write_atomic
 from .trace import Trace, TraceError, speedup, tokens_per_forward
 
-SCHEMA = 1
+SCHEMA = 2  # 2: acceptance over tested drafts beside drafted_accepted (schema 1: acceptance_rate, the latter alone)
 KIND = "paradec-bench"
-METRICS = ("speedup", "tau", "acceptance_rate", "tokens_per_s", "identical_runs", "runs")
+METRICS = ("speedup", "tau", "acceptance", "drafted_accepted", "tokens_per_s", "identical_runs", "runs")
 MAX_BYTES = 20 * 2**20
 # paradec.memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
 # between steps, a step's activations, and the peak (weights + the run's highest allocation)
@@ -34,7 +34,7 @@ class ResultsError(ValueError):
 def record(t: Trace) -> dict:
     """A paradec run as the metrics read it (bench's runs, the Production engine page's live run)."""
     return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
-            "drafted": t.drafted, "accepted": t.accepted_drafts, "positions": t.by_position()}
+            "drafted": t.drafted, "tested": t.tested, "accepted": t.accepted_drafts, "positions": t.by_position()}
 
 
 def metrics(recs: list, ar: list | None) -> dict:
@@ -46,12 +46,14 @@ def metrics(recs: list, ar: list | None) -> dict:
     wall = sum(r["wall_s"] for _, r in recs)
     tps = tokens / max(1e-9, wall)
     forwards = [r["forwards"] for _, r in recs]
-    drafted = sum(r["drafted"] for _, r in recs)
+    drafted, accepted = sum(r["drafted"] for _, r in recs), sum(r["accepted"] for _, r in recs)
+    tested = sum(r.get("tested", 0) for _, r in recs)  # a peer's record tests nothing
     return {
         "speedup": round(speedup(tokens, wall, sum(len(r["tokens"]) for _, r in ar),
                                  sum(r["wall_s"] for _, r in ar)), 3),
         "tau": round(tokens_per_forward(tokens, sum(forwards)), 3) if None not in forwards else None,
-        "acceptance_rate": round(sum(r["accepted"] for _, r in recs) / drafted, 3) if drafted else 0.0,
+        "acceptance": _ratio(accepted, tested),
+        "drafted_accepted": _ratio(accepted, drafted),
         "tokens_per_s": round(tps, 2),
         "identical_runs": sum(r["tokens"] == a["tokens"] for (_, r), (_, a) in zip(recs, ar)),
         "runs": len(recs),
@@ -68,17 +70,24 @@ def engine_metrics(recs: list, base: list | None) -> dict:
     wall = sum(r["wall_s"] for _, r in recs)
     counted = all(r["drafts"] is not None for _, r in recs)
     drafts, drafted, accepted = (sum(r[k] or 0 for _, r in recs) for k in ("drafts", "draft_tokens", "accepted"))
+    tested = None if any(r.get("tested") is None for _, r in recs) else sum(r["tested"] for _, r in recs)
     return {
         "speedup": round(speedup(tokens, wall, sum(r["completion_tokens"] for _, r in base),
                                  sum(r["wall_s"] for _, r in base)), 3) if base else None,
         # no drafts counted: every forward was a plain one-token step (a baseline's)
         "tau": round(tokens_per_forward(drafts + accepted, drafts) if drafts else 1.0, 3) if counted and recs else None,
-        "acceptance_rate": round(accepted / drafted, 3) if counted and drafted else (0.0 if counted else None),
+        "acceptance": _ratio(accepted, tested) if counted and tested is not None else None,
+        "drafted_accepted": _ratio(accepted, drafted) if counted else None,
         "tokens_per_s": round(tokens / max(1e-9, wall), 2),
         "identical_runs": sum(r["text"] == b["text"] for (_, r), (_, b) in zip(recs, base)) if base else None,
         "runs": len(recs),
         "acceptance_by_position": _positions([r["positions"] for _, r in recs]),
     }
+
+
+def _ratio(accepted: int, of: int) -> float | None:
+    """accepted / of, rounded; None when nothing was drafted (AR, a baseline, a peer): no acceptance."""
+    return round(accepted / of, 3) if of else None
 
 
 def _against(name: str, runs: dict) -> str | None:
@@ -121,13 +130,13 @@ def format_report(report: dict) -> str:
              f"max_new_tokens {report['max_new_tokens']}  device {report['machine']['device']}",
              ""]
     w = max(18, *(len(n) + 2 for n in report["methods"]))  # a method with settings has a long label
-    lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'accept':>8}{'tok/s':>8}{'identical':>11}"
+    lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'alpha':>8}{'tok/s':>8}{'identical':>11}"
     for name, m in report["methods"].items():
         lines.append(f"{name:<{w}}{_shown(m['speedup'], '>8.2f')}x{_shown(m['tau'], '>7.2f')}"
-                     f"{_shown(m['acceptance_rate'], '>8.2f')}{m['tokens_per_s']:>8.1f}"
+                     f"{_shown(m.get('acceptance'), '>8.2f')}{m['tokens_per_s']:>8.1f}"
                      f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
-    lines += ["", "speedup = method tokens/s / AR tokens/s, same prompts, same process; "
-                  f"timed: {report.get('timed', '?')}"]
+    lines += ["", "speedup = method tokens/s / AR tokens/s, same prompts, same process; alpha = accepted drafts / "
+                  f"tested ones (Trace.depth_acceptance); timed: {report.get('timed', '?')}"]
     for name, e in report.get("engines", {}).items():
         lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
                      f"figures from {e['source']}; speedup against {name}_baseline, identical = same text as it")
@@ -202,15 +211,34 @@ def load(path: str | Path) -> dict:
         raise ResultsError(f"cannot read {path}: {e.strerror}") from None
     except (ValueError, RecursionError) as e:
         raise ResultsError(f"{path}: not JSON ({e})") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
-        raise ResultsError(f"{path}: not a paradec benchmark results file of schema {SCHEMA}")
-    for group in [data.get("methods"), *(data.get("categories") or {}).values()]:
+    if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") not in (1, SCHEMA):
+        raise ResultsError(f"{path}: not a paradec benchmark results file of schema 1 to {SCHEMA}")
+    groups = [data.get("methods"), *(data.get("categories") or {}).values()]
+    if data["schema"] == 1:
+        _upgrade(groups)
+    for group in groups:
         if not isinstance(group, dict) or "ar" not in group:
             raise ResultsError(f"{path}: every group of results needs AR, the baseline")
         if any(not isinstance(m, dict) or not set(METRICS) <= set(m) for m in group.values()):
             raise ResultsError(f"{path}: a method's results lack {', '.join(METRICS)}")
     _check_engines(data.get("engines", {}), path)
     return data
+
+
+def _upgrade(groups: list) -> None:
+    """Schema 1's methods read as schema 2's: its acceptance_rate was accepted / drafted tokens, so it is
+    drafted_accepted (None where nothing was drafted); it counted no tested drafts, so acceptance is None
+    (tested_counted says why). The caller checks the groups' shape after this."""
+    for group in groups:
+        for m in group.values() if isinstance(group, dict) else ():
+            if isinstance(m, dict) and "acceptance_rate" in m:
+                old = m.pop("acceptance_rate")
+                m.update(acceptance=None, drafted_accepted=old if m.get("acceptance_by_position") else None)
+
+
+def tested_counted(report: dict) -> bool:
+    """Whether the report's acceptance is over tested drafts: schema 1 files hold only drafted_accepted."""
+    return report.get("schema") != 1
 
 
 def _check_engines(engines, path) -> None:

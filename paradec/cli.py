@@ -182,10 +182,11 @@ def _run(args) -> int:
         print(json.dumps(trace.summary(), ensure_ascii=False))
     else:
         s = trace.summary()
+        alpha = "-" if s["acceptance"] is None else f"{s['acceptance']:.2f}"  # AR drafts nothing: no acceptance
         print(trace.text)
         print(
             f"\n[{args.method}] {s['new_tokens']} tokens, {s['target_forwards']} target forwards, "
-            f"tau {s['tau']:.2f}, acceptance {s['acceptance_rate']:.2f}, {s['tokens_per_s']:.1f} tok/s",
+            f"tau {s['tau']:.2f}, acceptance {alpha}, {s['tokens_per_s']:.1f} tok/s",
             file=sys.stderr,
         )
     return 0

@@ -143,10 +143,36 @@ class Trace:
         """Tokens per target forward, bonus token included (AR = 1.00)."""
         return tokens_per_forward(self.new_tokens, self.target_forwards)
 
+    def depth_acceptance(self) -> list[tuple[int, int, int]]:
+        """THE acceptance per depth: (d, tested, accepted) for each depth tested. Depth d is tested in a step
+        when the accepted path reached d - 1 (d = 1: the pending token) and the verifier tested a drafted child
+        there: siblings are candidates for the same slot, one test; nodes under a rejected parent, and nodes a
+        budget or an end-of-sequence token cut, are not tested at all. α_d = accepted / tested; in a chain,
+        node d is tested when nodes 1..d-1 were accepted."""
+        tested: dict[int, int] = {}
+        accepted: dict[int, int] = {}
+        for s in self.steps:
+            for d in range(1, step_tested(s) + 1):
+                tested[d] = tested.get(d, 0) + 1
+                accepted[d] = accepted.get(d, 0) + (d <= len(s.accepted))
+        return [(d, tested[d], accepted[d]) for d in sorted(tested)]
+
     @property
-    def acceptance_rate(self) -> float:
-        """Accepted draft tokens / drafted tokens (0 when nothing was drafted)."""
-        return self.accepted_drafts / self.drafted if self.drafted else 0.0
+    def tested(self) -> int:
+        """Drafted depths tested, summed over steps (see depth_acceptance)."""
+        return sum(step_tested(s) for s in self.steps)
+
+    @property
+    def acceptance(self) -> float | None:
+        """THE run's acceptance α: accepted drafted tokens / tested depths (see depth_acceptance), what
+        τ's chain model (1 - α^(k+1)) / (1 - α) reads. None when nothing was drafted (AR): no acceptance."""
+        return self.accepted_drafts / self.tested if self.drafted else None
+
+    @property
+    def drafted_accepted(self) -> float | None:
+        """Drafted tokens accepted: accepted / every drafted node, siblings and untested nodes included (None
+        when nothing was drafted). Not the acceptance: a tree's many untested nodes pull it down."""
+        return self.accepted_drafts / self.drafted if self.drafted else None
 
     def by_position(self) -> list[tuple[int, int, int]]:
         """Acceptance per draft position: (depth, steps that drafted that depth, steps whose
@@ -174,7 +200,8 @@ class Trace:
             "target_forwards": self.target_forwards,
             "draft_forwards": self.draft_forwards,
             "tau": round(self.tau, 4),
-            "acceptance_rate": round(self.acceptance_rate, 4),
+            "acceptance": rounded(self.acceptance),
+            "drafted_accepted": rounded(self.drafted_accepted),
             "wall_s": round(self.wall_s, 4),
             "tokens_per_s": round(self.new_tokens / self.wall_s, 3) if self.wall_s else 0.0,
         }
@@ -233,6 +260,18 @@ class Trace:
 
     def text_of(self, token: int) -> str:
         return self.token_text.get(str(token), f"<{token}>")
+
+
+def step_tested(s: Step) -> int:
+    """The depths a step tested: each one its accepted path reached, and the next when a child of the path's
+    last node (or of the pending token) was tested and rejected."""
+    last = s.accepted[-1] if s.accepted else -1
+    return len(s.accepted) + any(n.parent == last and n.status == "rejected" for n in s.nodes)
+
+
+def rounded(x: float | None, digits: int = 4) -> float | None:
+    """A rate as tables show it: None (no acceptance: nothing drafted) stays None."""
+    return None if x is None else round(x, digits)
 
 
 def _step(i: int, s, method: str, schema: int) -> Step:

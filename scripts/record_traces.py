@@ -82,7 +82,7 @@ def record(runner, draft: str, method: str, prompt: str, params: dict, sampling:
     d = draft if methods.needs_draft_model(method) else None
     t = runner.decode(Request(method, prompt, params, max_new, **sampling, draft=d))
     print(f"  {method:4s} {params} {sampling or 'greedy'}: {t.new_tokens} tokens, tau {t.tau:.2f}, "
-          f"acceptance {t.acceptance_rate:.2f}, {t.wall_s:.1f} s", flush=True)
+          f"acceptance {'-' if t.acceptance is None else f'{t.acceptance:.2f}'}, {t.wall_s:.1f} s", flush=True)
     return t
 
 

@@ -61,6 +61,8 @@ def test_report_schema(results, tiny_dir):
     assert depths == list(range(1, len(depths) + 1)) and depths
     assert all(0 <= share <= 1 and reached <= drafted for _, drafted, reached, share in sps["acceptance_by_position"])
     assert report["methods"]["hf_generate"]["acceptance_by_position"] == []
+    assert ar["acceptance"] is None is report["methods"]["hf_generate"]["acceptance"]  # nothing drafted: no α
+    assert 0 <= sps["drafted_accepted"] <= sps["acceptance"] <= 1  # tested drafts are among the drafted ones
     mem = report["memory"]["methods"]  # paradec.memory: one untimed run per paradec row
     assert set(mem) == {"ar", "pld", "sps"} and mem["sps"]["weights_draft"] > 0 == mem["ar"]["weights_draft"]
     assert all(m["peak"] >= m["weights_target"] > 0 for m in mem.values())
@@ -176,7 +178,8 @@ def test_a_run_that_differs_from_ar_says_where_and_how_close_the_target_was(tiny
     with torch.no_grad():
         top = torch.topk(tiny_loaded.model(input_ids=torch.tensor([[1, 2, 3, 5, 6]])).logits[0, -1], 2).values
     assert found[0]["top2_gap"] == pytest.approx(float(top[0] - top[1]), abs=1e-5)
-    ar_row = {"speedup": 1.0, "tau": 1.0, "acceptance_rate": 0.0, "tokens_per_s": 9.0, "identical_runs": 1, "runs": 1}
+    ar_row = {"speedup": 1.0, "tau": 1.0, "acceptance": None, "drafted_accepted": None, "tokens_per_s": 9.0,
+              "identical_runs": 1, "runs": 1}
     text = bench_report.format_report({"model": "m", "draft": None, "prompts": 1, "max_new_tokens": 4,
                                        "machine": {"device": "cpu"}, "methods": {"ar": ar_row}, "timed": "the decoding",
                                        "differences": [{**found[0], "top2_gap": 3e-7}, found[1]]})

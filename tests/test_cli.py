@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY_KEYS = {
     "method", "params", "new_tokens", "token_ids", "text", "target_forwards", "draft_forwards",
-    "tau", "acceptance_rate", "wall_s", "tokens_per_s",
+    "tau", "acceptance", "drafted_accepted", "wall_s", "tokens_per_s",
 }
 
 
@@ -218,7 +218,7 @@ def test_run_json_and_trace(capfd, tiny_dir, tmp_path):
     assert code == 0
     ar = json.loads(out)
     assert ar["token_ids"] == summary["token_ids"]
-    assert ar["tau"] == 1.0 and ar["acceptance_rate"] == 0.0 and ar["draft_forwards"] == 0
+    assert ar["tau"] == 1.0 and ar["acceptance"] is None and ar["draft_forwards"] == 0
 
 
 def test_run_text_output(capfd, tiny_dir, tmp_path):

@@ -128,7 +128,7 @@ def test_self_draft_is_always_accepted(models):
     out, steps = generate(models["target"], SpeculativeSampling(models["self"], k=k), REPEAT, n)
     assert out == ar(models, REPEAT, n)
     t = trace_of(steps)
-    assert trace_of(steps[:-1]).acceptance_rate == 1.0
+    assert trace_of(steps[:-1]).acceptance == 1.0 == t.acceptance  # the cut nodes were never tested
     assert [len(s.tokens) for s in steps] == [k + 1] * (n // (k + 1)) + [n % (k + 1)] * bool(n % (k + 1))
     assert t.tau == n / len(steps)
     # The budget leaves the last step room for 2 tokens: the target accepts all 4 drafts, but only
@@ -145,7 +145,7 @@ def test_never_agreeing_draft_is_never_accepted(models):
     assert out == ar(models, REPEAT, n)
     t = trace_of(steps)
     assert t.drafted == 3 * n
-    assert t.acceptance_rate == 0.0 and t.accepted_drafts == 0
+    assert t.acceptance == 0.0 == t.drafted_accepted and t.accepted_drafts == 0 and t.tested == n
     assert t.tau == 1.0
     assert all(s.origins == ["resampled"] for s in steps)
 

@@ -97,20 +97,22 @@ def test_page_tree_presets_match_the_drafter():
 
 
 def hand_trace() -> Trace:
-    """Three drafting steps over one chain a -> b and a sibling c of a: step 1 accepts a and b,
-    step 2 accepts a only, step 3 accepts c (node 2, no child)."""
-    nodes = lambda: [Node(1, -1, 1), Node(2, 0, 2), Node(3, -1, 1)]  # noqa: E731
+    """Three drafting steps over one chain a -> b and a sibling c of a, greedy: step 1 accepts a and b,
+    step 2 accepts a and rejects b, step 3 rejects a and accepts c (node 2, no child)."""
+    statuses = (("accepted", "accepted", "unreached"), ("accepted", "rejected", "unreached"),
+                ("rejected", "unreached", "accepted"))
     steps = [Step(0, 4, [], [], [9], ["target"])]
-    for k, acc in enumerate(([0, 1], [0], [2]), 1):
-        steps.append(Step(k, 5 + k, nodes(), acc, [1] * (len(acc) + 1), ["accepted"] * len(acc) + ["bonus"]))
+    for k, (acc, st) in enumerate(zip(([0, 1], [0], [2]), statuses), 1):
+        nodes = [Node(1, -1, 1, status=st[0]), Node(2, 0, 2, status=st[1]), Node(3, -1, 1, status=st[2])]
+        steps.append(Step(k, 5 + k, nodes, acc, [1] * (len(acc) + 1), ["accepted"] * len(acc) + ["bonus"]))
     return Trace("eagle", {}, "m", "p", [1, 2, 3, 4], {}, 8, steps)
 
 
 def test_depth_acceptance_is_conditional_on_reaching_the_depth_before():
     rows = plots.depth_acceptance(hand_trace())
-    # depth 1: all three steps had a depth-1 node under the pending token, all accepted one.
-    # depth 2: only a (node 0) has a child; steps 1 and 2 reached a, step 1 accepted b.
-    assert [(r["depth"], r["reached"], r["accepted"]) for r in rows] == [(1, 3, 3), (2, 2, 1)]
+    # depth 1: all three steps tested a depth-1 slot under the pending token, all filled it (a, a, c).
+    # depth 2: steps 1 and 2 reached a and tested b, step 1 accepted it; step 3 reached c, which has no child.
+    assert [(r["depth"], r["tested"], r["accepted"]) for r in rows] == [(1, 3, 3), (2, 2, 1)]
     assert rows[1]["rate"] == 0.5
 
 

@@ -100,7 +100,8 @@ def check_run(setup, method, params, prompt, n, eos):
                   sampling={"temperature": 0.0}, max_new_tokens=n, steps=steps)
     assert trace.tau >= 1.0 and trace.target_forwards == len(steps)
     assert trace.new_tokens == len(out) and trace.drafted == sum(len(s.nodes) for s in steps)
-    assert 0.0 <= trace.acceptance_rate <= 1.0
+    assert (trace.acceptance is None) == (trace.drafted == 0)
+    assert 0.0 <= (trace.drafted_accepted or 0.0) <= (trace.acceptance or 0.0) <= 1.0
     again = Trace.from_json(json.dumps(json.loads(trace.to_json())))
     assert again == trace
 

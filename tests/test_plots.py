@@ -139,10 +139,11 @@ def test_kpi_figures_stack_each_steps_tokens_and_times_and_mark_the_current_step
         assert fig.layout.barmode == "stack" and [s.x0 for s in fig.layout.shapes] == [i + 1]
 
 
-def test_position_figure_shows_the_accepted_share_per_depth():
-    # depth 1 drafted in steps 1 and 2, reached by both; depth 2 in both, reached in step 2; depth 3 once, never
+def test_position_figure_shows_the_acceptance_per_depth():
+    # depth 1 tested in steps 1 and 2, accepted in both; depth 2 tested in both (step 1 rejected node 1), accepted
+    # in step 2; depth 3 drafted once, under the rejected node 1: never tested, so no bar
     bars = kpis.position_figure(make_trace()).data[0]
-    assert list(bars.x) == [1, 2, 3] and list(bars.y) == [1.0, 0.5, 0.0] and list(bars.text) == ["2/2", "1/2", "0/1"]
+    assert list(bars.x) == [1, 2] and list(bars.y) == [1.0, 0.5] and list(bars.text) == ["2/2", "1/2"]
 
 
 def test_mask_matrix_is_the_library_mask_with_a_context_band():

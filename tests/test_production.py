@@ -21,8 +21,9 @@ ROWS = [{"id": 1, "category": "a", "prompt": "one two three"}, {"id": 2, "catego
 # StandIn's default: k = 3 drafts a step, accepting 3, 0, 1, 2, 3, 0, ... Its warm(1) (16 tokens) takes
 # six steps (3 0 1 2 3 0); then 10 tokens take [1, 2, 3] (1 + 2 + 3 + 4 = 10: the prefill's token and
 # three steps), and the next 10 take [0, 1, 2, 3], the last step cut after 3 of its 4 tokens.
-FIRST = {"drafts": 3, "draft_tokens": 9, "accepted": 6, "positions": [[1, 3, 3], [2, 3, 2], [3, 3, 1]]}
-SECOND = {"drafts": 4, "draft_tokens": 12, "accepted": 6, "positions": [[1, 4, 3], [2, 4, 2], [3, 4, 1]]}
+# Tested positions (a chain: accepted + 1, or k when all k were accepted): 2 + 3 + 3 and 1 + 2 + 3 + 3.
+FIRST = {"drafts": 3, "draft_tokens": 9, "accepted": 6, "tested": 8, "positions": [[1, 3, 3], [2, 3, 2], [3, 3, 1]]}
+SECOND = {"drafts": 4, "draft_tokens": 12, "accepted": 6, "tested": 9, "positions": [[1, 4, 3], [2, 4, 2], [3, 4, 1]]}
 
 
 def closed_port() -> int:
@@ -54,7 +55,9 @@ def test_the_derived_figures_by_hand():
         runs, section, _ = workload.run(workload.Session(peer_at(engine.url, f",baseline={base.url}")), ROWS, SETTINGS)
     report = bench_report.aggregate(runs, ROWS, {})
     m, b = report["methods"]["vllm"], report["methods"]["vllm_baseline"]
-    assert m["tau"] == round(1 + 12 / 7, 3) and m["acceptance_rate"] == round(12 / 21, 3)  # 1 + accepted / drafts
+    assert m["tau"] == round(1 + 12 / 7, 3)  # 1 + accepted / drafts
+    assert m["acceptance"] == round(12 / 17, 3) and m["drafted_accepted"] == round(12 / 21, 3)
+    assert b["acceptance"] is None is b["drafted_accepted"]  # the baseline drafts nothing: no acceptance
     assert m["acceptance_by_position"] == [[1, 7, 6, 0.857], [2, 7, 4, 0.571], [3, 7, 2, 0.286]]
     tps = [sum(r["completion_tokens"] for _, r in rs) / sum(r["wall_s"] for _, r in rs) for rs in runs.values()]
     assert m["speedup"] == round(tps[0] / tps[1], 3) and m["speedup"] > 1  # 3-4 forwards a prompt against 10
@@ -99,6 +102,8 @@ def test_prometheus_text_is_parsed_per_model_and_summed_over_engines():
     assert (c.drafts, c.draft_tokens, c.accepted, c.per_pos) == (10, 30, 12, {0: 9, 1: 3})
     before = vllm.Counters(4, 12, 5, {0: 4, 1: 1})
     assert c.since(before) == vllm.Counts(6, 18, 7, [5, 2])
+    assert c.since(before).tested() is None  # 3 drafts a step but only 2 positions counted: no way to tell
+    assert vllm.Counts(6, 12, 7, [5, 2]).tested() == 6 + 5  # every draft drafted both positions
     with pytest.raises(EngineError, match="restarted"):
         before.since(c)
 

@@ -1,6 +1,6 @@
 """Traces: a real run round-trips through JSON; the metrics have one definition
-(tau = new tokens / target forwards, bonus included, AR = 1.00; acceptance rate =
-accepted drafts / drafted tokens); anything that is not a valid trace raises TraceError
+(tau = new tokens / target forwards, bonus included, AR = 1.00; acceptance = accepted drafts /
+tested ones, tests/test_acceptance.py); anything that is not a valid trace raises TraceError
 with a message that says what is wrong."""
 import json
 from pathlib import Path
@@ -78,15 +78,17 @@ def test_metrics_of_real_runs(traces):
         assert t.tau == pytest.approx(t.new_tokens / t.target_forwards)
         drafted = sum(len(s.nodes) for s in t.steps)
         accepted = sum(len(s.accepted) for s in t.steps)
-        assert t.acceptance_rate == (accepted / drafted if drafted else 0.0)
+        assert t.drafted_accepted == (accepted / drafted if drafted else None)
+        assert t.acceptance == (accepted / t.tested if drafted else None)
         assert 1 <= t.new_tokens <= 12
     ar = traces["ar"]
-    assert ar.tau == 1.0 and ar.acceptance_rate == 0.0 and ar.draft_forwards == 0
+    assert ar.tau == 1.0 and ar.acceptance is None and ar.drafted_accepted is None and ar.draft_forwards == 0
     assert traces["sps"].draft_forwards == sum(len(s.nodes) for s in traces["sps"].steps)
 
 
 def _step(drafted: int, accepted: int) -> Step:
-    nodes = [Node(token=10 + i, parent=i - 1, depth=i + 1) for i in range(drafted)]
+    status = lambda i: "accepted" if i < accepted else "rejected" if i == accepted else "unreached"  # noqa: E731
+    nodes = [Node(token=10 + i, parent=i - 1, depth=i + 1, status=status(i)) for i in range(drafted)]
     tokens = [10 + i for i in range(accepted)] + [99]
     return Step(index=0, context_len=5, nodes=nodes, accepted=list(range(accepted)), tokens=tokens,
                 origins=["accepted"] * accepted + ["bonus"], draft_forwards=drafted)
@@ -99,25 +101,25 @@ def _trace(steps) -> Trace:
 
 def test_metric_definitions_by_hand():
     t = _trace([_step(4, 3), _step(4, 0), _step(4, 4)])
-    # 4 + 1 + 5 = 10 tokens in 3 target forwards; 7 of 12 drafts accepted
+    # 4 + 1 + 5 = 10 tokens in 3 target forwards; 7 of 12 drafts accepted, 7 of 4 + 1 + 4 = 9 tested
     assert t.new_tokens == 10
     assert t.target_forwards == 3
     assert t.tau == pytest.approx(10 / 3)
-    assert t.acceptance_rate == pytest.approx(7 / 12)
+    assert t.drafted_accepted == pytest.approx(7 / 12) and t.acceptance == pytest.approx(7 / 9)
     assert t.draft_forwards == 12
     s = t.summary()
-    assert s["tau"] == 3.3333 and s["acceptance_rate"] == 0.5833
+    assert s["tau"] == 3.3333 and s["acceptance"] == 0.7778 and s["drafted_accepted"] == 0.5833
     assert s["tokens_per_s"] == 5.0
     assert s["new_tokens"] == 10 and s["target_forwards"] == 3
     ar = _trace([_step(0, 0) for _ in range(7)])
-    assert ar.tau == 1.0 and ar.acceptance_rate == 0.0
-    assert _trace([]).tau == 0.0 and _trace([]).acceptance_rate == 0.0
+    assert ar.tau == 1.0 and ar.acceptance is None and ar.summary()["acceptance"] is None
+    assert _trace([]).tau == 0.0 and _trace([]).acceptance is None
 
 
 def test_summary_keys(traces):
     assert set(traces["sps"].summary()) == {
         "method", "params", "new_tokens", "token_ids", "text", "target_forwards", "draft_forwards",
-        "tau", "acceptance_rate", "wall_s", "tokens_per_s",
+        "tau", "acceptance", "drafted_accepted", "wall_s", "tokens_per_s",
     }
     json.dumps(traces["sps"].summary())
 

@@ -64,6 +64,27 @@ def machine(report: dict) -> str:
             f"temperature {report['temperature']}")
 
 
+def shown(report: dict, m: dict) -> dict:
+    """A method's acceptance cells as the pages show them: α over tested drafts, and the old ratio under its
+    own name; a schema-1 file counted no tested drafts, so it shows the old ratio alone."""
+    old = {"drafted tokens accepted": m["drafted_accepted"]}
+    return {"acceptance α": m["acceptance"], **old} if bench_report.tested_counted(report) else old
+
+
+def table(report: dict, rows: list[dict]) -> list[dict]:
+    """bench_report.csv_rows' rows with their acceptance cells as shown()."""
+    return [{k: v for k, v in r.items() if k not in ("acceptance", "drafted_accepted")} | shown(report, r)
+            for r in rows]
+
+
+ACCEPTANCE = ("acceptance α = accepted drafts / tested ones: a draft depth is tested when the accepted path reached "
+              "the depth before it; drafted tokens accepted divides by every drafted node instead. None where "
+              "nothing was drafted: no acceptance.")
+OLD_FILE = ("This file was written before paradec counted tested drafts: it holds only the share of drafted tokens "
+            "accepted (siblings and never-tested nodes included, so trees score low), not the acceptance α "
+            "(accepted / tested drafts). Re-run the benchmark for α.")
+
+
 def show(report: dict) -> None:
     if report.get("example"):
         st.warning(report["example"], icon=":material/science:")
@@ -72,7 +93,8 @@ def show(report: dict) -> None:
            help="Each method's decoding throughput divided by AR's on the same prompts in the same process: above 1× "
                 "it is faster than plain one-token-at-a-time decoding on this machine, below 1× slower.")
     chart(plots.speedup_figure(report), "bench.speedup")
-    st.dataframe(bench_report.csv_rows(report)[: len(report["methods"])], hide_index=True)
+    st.dataframe(table(report, bench_report.csv_rows(report)[: len(report["methods"])]), hide_index=True)
+    st.caption(ACCEPTANCE if bench_report.tested_counted(report) else OLD_FILE)
     # One figure a row: a third of a 1024-px screen has no room for a legend of eight methods.
     header("τ: tokens per target forward", FROM_RUN,
            help="How many tokens each method commits per forward pass of the target, the bonus token included "
@@ -80,8 +102,9 @@ def show(report: dict) -> None:
     taus = {m: v["tau"] for m, v in report["methods"].items() if v["tau"] is not None}
     chart(bars_figure(taus, "τ (AR = 1.00)"), "bench.tau")
     header("Acceptance per draft position", FROM_RUN,
-           help="The share of drafts accepted at each position of the draft (1 = the first drafted token). It "
-                "falls with depth, since a token is only tested when every one before it was accepted.")
+           help="The share of drafting steps whose accepted path reached each position of the draft (1 = the first "
+                "drafted token). It falls with depth, since a token is only tested when every one before it was "
+                "accepted; the acceptance α_d divides by the steps that tested the position instead.")
     chart(plots.positions_figure(report), "bench.positions")
     header("Speedup against τ", MEASURED, FROM_RUN,
            help="One point per method: τ (x) against the measured speedup (y). On the diagonal a method's steps "
@@ -96,7 +119,7 @@ def show(report: dict) -> None:
                   if report.get("engines") else ""))
     memory.bench_table(report)
     with st.expander("Every category"):
-        st.dataframe(bench_report.csv_rows(report)[len(report["methods"]):], hide_index=True)
+        st.dataframe(table(report, bench_report.csv_rows(report)[len(report["methods"]):]), hide_index=True)
 
 
 def live_run() -> None:

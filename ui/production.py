@@ -16,7 +16,7 @@ from paradec.production.config import EngineError, Peer
 from paradec.trace import Trace
 
 from . import live, offered, player, stage
-from .bench import BENCH_DIR
+from .bench import BENCH_DIR, OLD_FILE, shown
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
@@ -59,7 +59,7 @@ def _rows(report: dict, name: str, e: dict) -> list[dict]:
     for row, against in pairs:
         m = report["methods"].get(row or "")
         if m:
-            rows.append({"run": row, "τ": m["tau"], "acceptance": m["acceptance_rate"], "speedup": m["speedup"],
+            rows.append({"run": row, "τ": m["tau"], **shown(report, m), "speedup": m["speedup"],
                          "speedup against": against, "tokens/s": m["tokens_per_s"],
                          "identical": m["identical_runs"], "runs": m["runs"]})
     return rows
@@ -88,6 +88,8 @@ def _figures(report: dict, name: str, e: dict) -> None:
            help="The serving engine's speculative decoding against paradec's matching method on the same prompts: τ, "
                 "acceptance and each one's speedup over its own baseline.")
     st.dataframe(_rows(report, name, e), hide_index=True)
+    if not bench_report.tested_counted(report):
+        st.caption(OLD_FILE)
     pair = {m: report["methods"][m] for m in (e.get("matching"), name) if m in report["methods"]}
     left, right = st.columns(2)
     with left:

@@ -18,6 +18,9 @@ from . import narrate, player, stage
 from .style import chart, header
 
 SIM_DRAWS = 1000
+ACCEPTANCE_HELP = ("α = accepted draft tokens / tested draft depths. A depth is tested when the accepted path reached "
+                   "the one before it (depth 1: whenever the step drafted): siblings count once, and nodes under a "
+                   "rejected one not at all. — when nothing was drafted (AR).")
 Panels = Callable[[Trace, int], dict]  # a method's own panels: draw step i, return the figures
 NO_EXTRA = stage.Extra()
 
@@ -122,18 +125,19 @@ def _simulate(trace: Trace, i: int, sel: int, node, ns: str) -> dict:
 def _kpis(trace: Trace, i: int, ns: str, analytic_k: int | None) -> dict:
     step = trace.steps[i]
     header("Step KPIs", FROM_RUN, MEASURED, *([MODEL] if analytic_k else []),
-           help="This step in numbers: tokens committed, τ so far, the run's acceptance rate and the measured draft "
+           help="This step in numbers: tokens committed, τ so far, the run's acceptance α and the measured draft "
                 "and verify times of this step.")
     c = [*st.columns(3), *st.columns(3)]  # two rows of three: no label is cut on a 1024-px screen
     c[0].metric("tokens this step", len(step.tokens), help="accepted drafts + the target's own token")
     c[1].metric("running τ", f"{kpis.running_tau(trace, i):.2f}",
                 help="tokens per target forward so far, bonus included (AR = 1.00)")
-    c[2].metric("acceptance (run)", f"{trace.acceptance_rate:.0%}", help="accepted draft tokens / drafted tokens")
+    alpha = trace.acceptance
+    c[2].metric("acceptance (run)", "—" if alpha is None else f"{alpha:.0%}", help=ACCEPTANCE_HELP)
     c[3].metric("draft / verify ms", f"{step.draft_ms:.0f} / {step.verify_ms:.0f}", help="MEASURED in this run")
-    if analytic_k:
-        alpha = trace.acceptance_rate
+    if analytic_k and alpha is not None:
         c[4].metric("τ if i.i.d. (MODEL)", f"{chain_tau(alpha, analytic_k):.2f}",
-                    help=f"(1 − α^(k+1)) / (1 − α) with α = {alpha:.2f}, k = {analytic_k}: Leviathan et al.")
+                    help=f"(1 − α^(k+1)) / (1 − α) with the run's α = {alpha:.2f}, k = {analytic_k} (Leviathan et "
+                         "al.): the run's τ when its acceptances are i.i.d. and every step drafts k")
     figs = {"tokens": kpis.tokens_figure(trace, i), "positions": kpis.position_figure(trace),
             "time": kpis.time_figure(trace, i)}
     for col, (name, fig) in zip(st.columns(3), figs.items()):

@@ -25,7 +25,9 @@ forward, which drafts nothing, while paradec's first step is the prefill and alr
 **What no engine reports**: the tree (which candidates were drafted, which branch won), the drafted tokens
 and any per-token p or q, so there is no tree, mask or microscope here: per step, only how many tokens were
 drafted and how many accepted. Acceptance at position *i* is the share of drafts whose accepted prefix reached
-*i* (vLLM: accepted at position *i* ÷ drafts), as paradec's acceptance per depth.
+*i* (vLLM: accepted at position *i* ÷ drafts), counted alike for both. The table's **acceptance α** is accepted
+drafts ÷ tested ones (position *i* is tested when the prefix reached *i* − 1), paradec's one definition; from an
+engine's counts it is exact when every draft drafted every position, or from vLLM's per-step arrays.
 
 **Speedup** divides the engine's tokens/s by its baseline URL's (the same model served without speculation,
 the same prompts, one request at a time, timed by this client: network and prefill included), and paradec's

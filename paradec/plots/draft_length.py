@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .. import records
-from ..trace import Trace
+from ..trace import Trace, rounded
 from .arena import PALETTE, bars_figure, finish_times
 from .style import COLORS, layout
 
@@ -52,7 +52,7 @@ def rows(traces: dict[str, Trace]) -> list[dict]:
                     "tokens / s": round(1e3 * t.new_tokens / ends[-1], 1) if ends and ends[-1] else 0.0,
                     "draft length / step": round(sum(n for n, _ in steps) / count, 2),
                     "tokens verified / step": round(sum(len(s.nodes) for _, s in steps) / count, 2),
-                    "acceptance": round(t.acceptance_rate, 2),
+                    "acceptance": rounded(t.acceptance, 2),
                     "draft ms / token": round(draft, 1), "verify ms / token": round(verify, 1)})
     return out
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from .. import records
-from ..trace import Trace
+from ..trace import Trace, rounded
 from .arena import bars_figure, finish_times, length_histogram
 from .style import COLORS, label_room, layout
 from .tokens import label
@@ -192,30 +192,18 @@ def cut_rows(trace: Trace, i: int) -> list[dict]:
 
 
 def depth_acceptance(trace: Trace) -> list[dict]:
-    """Per depth d: of the steps whose accepted path reached depth d-1 at a node with a kept
-    child at depth d, how many accepted one of those children (the chance to go one deeper)."""
-    rows = []
-    deepest = max((n.depth for s in trace.steps for n in s.nodes), default=0)
-    for d in range(1, deepest + 1):
-        reached = won = 0
-        for s in trace.steps:
-            if len(s.accepted) < d - 1:
-                continue
-            at = s.accepted[d - 2] if d > 1 else -1  # the path's node at depth d-1 (-1: the pending token)
-            if any(n.parent == at and n.depth == d for n in s.nodes):
-                reached += 1
-                won += len(s.accepted) >= d
-        rows.append({"depth": d, "reached": reached, "accepted": won, "rate": won / reached if reached else 0.0})
-    return rows
+    """Per depth d, Trace.depth_acceptance's α_d: of the steps whose accepted path reached depth d-1 and
+    tested a child there, how many accepted one (the chance to go one deeper)."""
+    return [{"depth": d, "tested": n, "accepted": a, "rate": a / n} for d, n, a in trace.depth_acceptance()]
 
 
 def depth_acceptance_figure(trace: Trace, height: int = 260) -> go.Figure:
     rows = depth_acceptance(trace)
     fig = go.Figure(go.Bar(x=[r["depth"] for r in rows], y=[r["rate"] for r in rows], marker_color=COLORS["accepted"],
-                           text=[f"{r['accepted']}/{r['reached']}" for r in rows], textposition="outside",
+                           text=[f"{r['accepted']}/{r['tested']}" for r in rows], textposition="outside",
                            hovertemplate="depth %{x}: %{text} accepted (%{y:.0%})<extra></extra>"))
     fig.update_xaxes(title="depth d", dtick=1)
-    fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title="accepted | reached d−1")
+    fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title="accepted | tested (path reached d−1)")
     return layout(fig, "accepted at depth d, given the path reached d−1" if rows
                   else "acceptance per depth: nothing was drafted", height)
 
@@ -231,7 +219,7 @@ def compare_rows(traces: dict[str, Trace]) -> list[dict]:
     rows = []
     for name, t in traces.items():
         drafted = [s for s in t.steps if s.nodes] or t.steps
-        rows.append({"run": name, "τ": round(t.tau, 2), "acceptance": round(t.acceptance_rate, 3),
+        rows.append({"run": name, "τ": round(t.tau, 2), "acceptance": rounded(t.acceptance, 3),
                      "tokens / s": round(tokens_per_s(t), 1),
                      "draft ms / step": round(sum(s.draft_ms for s in drafted) / len(drafted), 1),
                      "verify ms / step": round(sum(s.verify_ms for s in drafted) / len(drafted), 1),

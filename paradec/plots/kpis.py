@@ -1,4 +1,4 @@
-"""Step KPIs: tokens per step with the running τ, acceptance per draft position, and the
+"""Step KPIs: tokens per step with the running τ, acceptance per draft depth, and the
 measured draft and verify time of every step."""
 from __future__ import annotations
 
@@ -31,14 +31,15 @@ def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
 
 
 def position_figure(trace: Trace, height: int = 240) -> go.Figure:
-    rows = trace.by_position()
+    """α_d per draft depth: accepted / tested (Trace.depth_acceptance), the run's acceptance α depth by depth."""
+    rows = trace.depth_acceptance()
     fig = go.Figure(go.Bar(
-        x=[d for d, _, _ in rows], y=[r / n for _, n, r in rows], marker_color=COLORS["accepted"],
-        text=[f"{r}/{n}" for _, n, r in rows], textposition="outside",
+        x=[d for d, _, _ in rows], y=[a / n for _, n, a in rows], marker_color=COLORS["accepted"],
+        text=[f"{a}/{n}" for _, n, a in rows], textposition="outside",
     ))
-    fig.update_xaxes(title="draft position", dtick=1)
-    fig.update_yaxes(range=[0, 1.15], title="accepted share")
-    return layout(fig, "acceptance per draft position" if rows else "acceptance: nothing was drafted", height)
+    fig.update_xaxes(title="draft depth", dtick=1)
+    fig.update_yaxes(range=[0, 1.15], title="accepted | tested")
+    return layout(fig, "acceptance per depth" if rows else "acceptance: nothing was drafted", height)
 
 
 def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:

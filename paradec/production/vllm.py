@@ -42,6 +42,17 @@ class Counts:
     accepted: int  # accepted draft tokens, the bonus tokens left out
     reached: list[int] = field(default_factory=list)  # [i]: drafts whose accepted prefix covers position i + 1
     drafted_at: list[int] | None = None  # [i]: drafts that drafted position i + 1 (None: every draft did)
+    steps_tested: int | None = None  # positions tested, counted step by step (None: not reported step by step)
+
+    def tested(self) -> int | None:
+        """Drafted positions tested, as paradec's Trace.tested counts a chain's: position i is tested when the
+        draft reached i - 1 and drafted i. Exact from the step arrays; from the counts only when every draft
+        drafted every position (position i is then tested by the drafts that reached i - 1); None otherwise."""
+        if self.steps_tested is not None or not self.drafts:
+            return self.steps_tested or 0
+        if self.reached and self.draft_tokens == self.drafts * len(self.reached):
+            return self.drafts + self.accepted - self.reached[-1]
+        return None
 
     def positions(self) -> list[list[int]]:
         """[position, drafts that drafted it, drafts that reached it]: Trace.by_position's rows."""
@@ -95,7 +106,7 @@ def counts_of(spec: dict) -> Counts:
         acc, drafted = steps_of(spec)
         k = max(drafted, default=0)
         return Counts(len(acc), sum(drafted), sum(acc), [sum(a > i for a in acc) for i in range(k)],
-                      [sum(d > i for d in drafted) for i in range(k)])
+                      [sum(d > i for d in drafted) for i in range(k)], sum(min(d, a + 1) for a, d in zip(acc, drafted)))
     hist = spec["acceptance_histogram"]
     reached = [sum(hist[j:]) for j in range(1, len(hist))]  # reached position j: accepted j or more
     return Counts(spec["num_spec_steps"], spec["num_draft_tokens"], spec["num_accepted_draft_tokens"], reached)

@@ -172,10 +172,10 @@ def _record(kind: str, answer: dict, counts: vllm.Counts | None) -> dict:
     """One request as bench_report reads an engine's run."""
     rec = {"engine": kind, "text": answer["text"], "completion_tokens": answer["completion_tokens"],
            "prompt_tokens": answer["prompt_tokens"], "wall_s": answer["wall_s"], "drafts": None, "draft_tokens": None,
-           "accepted": None, "positions": None}
+           "accepted": None, "tested": None, "positions": None}
     if counts is not None:
         rec.update(drafts=counts.drafts, draft_tokens=counts.draft_tokens, accepted=counts.accepted,
-                   positions=counts.positions())
+                   tested=counts.tested(), positions=counts.positions())
     return rec
 
 
