@@ -205,12 +205,12 @@ class Profile:
 
 
 def device_profile(info: DeviceInfo) -> Profile:
-    tuned, source = _tuned(info.kind)
-    return Profile(dtype_for(info), verify_budget(info), tuned, source)
+    tuned_settings, source = tuned(info.kind)
+    return Profile(dtype_for(info), verify_budget(info), tuned_settings, source)
 
 
 @functools.cache
-def _tuned(kind: str) -> tuple[dict, str]:
+def tuned(kind: str) -> tuple[dict, str]:
     """assets/presets/KIND.json's settings and the run they came from; ({}, the sizing's name) when none."""
     from . import preset_file
 

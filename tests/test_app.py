@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from paradec import presets
 from paradec.trace import TraceError
 from ui import guide, narrate, sources
 
@@ -38,7 +39,8 @@ def test_method_page_has_the_replay_controls(page):
     data, trace = player(at, ns), sources.load(sources.recorded(ns)["greedy"])
     assert len(data["frames"]) == len(trace.steps) and {"tree", "mask"} <= set(data["frames"][0]["figs"])
     assert data["step"] == narrate.lesson(trace) + 1  # opens on its teaching step, and says so
-    assert any(f"Opened on step {data['step']}" in c.value or "Nothing is drafted" in c.value for c in at.caption)
+    note = f"Step {data['step']}** is the first step worth seeing"
+    assert any(note in c.value or "Nothing is drafted" in c.value for c in at.caption)
     assert len(at.get("plotly_chart")) >= 4  # microscope, three KPI charts (tree and mask: in the player)
 
 
@@ -56,7 +58,9 @@ def test_jacobi_page_shows_the_convergence_grid_and_its_parameters():
 
 def test_lookahead_page_shows_window_pool_and_combined_mask_with_w_n_g_sliders():
     at = open_page("views/lookahead.py")
-    assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [4, 3, 2]
+    tuned = presets.tuned("cpu")[0]["lookahead"]  # the widgets start on the settings the recorded runs used
+    assert [at.slider(key=f"lookahead.{k}").value for k in ("window", "ngram", "candidates")] == [
+        tuned["window"], tuned["ngram"], tuned["candidates"]]
     hit = next(i for i, s in enumerate(sources.load(sources.recorded("lookahead")["greedy"]).steps) if s.accepted)
     go_to(at, "lookahead", hit + 1)  # a step where a pooled n-gram won
     assert not at.exception

@@ -5,6 +5,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from test_app import open_page
 
+from paradec import presets
 from ui import sidebar
 from ui.presets import PRESETS
 
@@ -31,7 +32,9 @@ def test_a_preset_prompt_picks_its_preset_and_values_out_of_range_are_clamped():
 
 def test_parameters_that_do_not_fit_the_page_fall_back_to_the_defaults():
     at = open_page("views/lookahead.py", params=json.dumps({"window": 99, "ngram": 2}))
-    assert at.slider(key="lookahead.window").value == 4 and at.slider(key="lookahead.ngram").value == 3
+    tuned = presets.tuned("cpu")[0]["lookahead"]
+    assert at.slider(key="lookahead.window").value == tuned["window"]
+    assert at.slider(key="lookahead.ngram").value == tuned["ngram"]
     assert any("do not fit" in w.value for w in at.warning)
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from paradec import methods, run
+from paradec import methods, presets, run
 from paradec.drafters import eagle_head
 from paradec.drafters.eagle import TREES
 from paradec.plots import eagle as plots
@@ -137,7 +137,9 @@ def open_eagle(**query) -> AppTest:
 def test_page_grows_the_tree_and_compares_the_versions():
     at = open_eagle()
     assert at.radio(key="eagle.version").value == "eagle3" and not at.warning
-    assert [at.slider(key=f"eagle3.{k}").value for k in ("depth", "top_k", "total_tokens")] == [4, 4, 11]
+    tuned = presets.tuned("cpu")[0]["eagle3"]  # the widgets start on the settings the recorded runs used
+    assert [at.slider(key=f"eagle3.{k}").value for k in ("depth", "top_k", "total_tokens")] == [
+        tuned["depth"], tuned["top_k"], tuned["total_tokens"]]
     text = " ".join(m.value for m in at.markdown)
     assert "EAGLE-3" in text and "training-time test" in text and "MODEL" in text and "MEASURED" in text
     assert any("on the same prompt" in s.value for s in at.subheader)

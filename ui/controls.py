@@ -1,18 +1,21 @@
 """A page's parameter widgets, built from the method's description (paradec.catalog): the label, the help,
 the range or the choices and the default come from there, so a page never repeats them. The page chooses
-the layout (a column) and, for parameters the device sizes, the starting value (ui.sizing)."""
+the layout (a column); the starting value is the device's (ui.sizing: its tuned preset, its tree sizes)."""
 from __future__ import annotations
 
 import streamlit as st
 
 from paradec import catalog
 
+from . import sizing
+
 
 def control(method: str, name: str, where=st, value=None, high: float | None = None):
     """The widget of one parameter: a slider for a number (its range; `high` narrows it, e.g. to the target's
     layers), a select box for choices, a toggle for a flag, a text input otherwise. Keyed "method.name"."""
     p = catalog.method(method).param(name)
-    label, key, value = p.label or name, f"{method}.{name}", p.default if value is None else value
+    value = sizing.defaults(method).get(name, p.default) if value is None else value
+    label, key = p.label or name, f"{method}.{name}"
     if p.choices:
         return where.selectbox(label, p.choices, index=p.choices.index(value), key=key, help=p.help)
     if p.kind is bool:
@@ -25,7 +28,7 @@ def control(method: str, name: str, where=st, value=None, high: float | None = N
     return where.text_input(label, value, key=key, help=p.help)
 
 
-def controls(method: str, names: list[str], values: dict | None = None) -> dict:
+def controls(method: str, names: list[str]) -> dict:
     """Several parameters side by side, one column each."""
     cols = st.columns(len(names))
-    return {n: control(method, n, c, (values or {}).get(n)) for n, c in zip(names, cols)}
+    return {n: control(method, n, c) for n, c in zip(names, cols)}

@@ -3,7 +3,9 @@ that replays recorded traces never imports it.
 
 Models are cached once per process and shared read-only between sessions (each run keeps its
 own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
-Run at once queues instead of filling the memory. Every value that changes a result is part of
+Run at once queues instead of filling the memory. Every torch call (loading, decoding, probing) runs on
+one thread (paradec.worker): Streamlit runs each script run on a new thread, and torch on many threads
+was slower than the same decode in a script. Every value that changes a result is part of
 the cache key. With the operator's backend (PARADEC_BACKEND), runs go to `python -m paradec serve`
 instead (ui.remote) and this process never imports torch. Models, drafts and weights are the ones the
 operator offers (ui.offered)."""
@@ -35,13 +37,26 @@ def _runner(device: str, dtype: str):
     return Runner(device, dtype, queue=WAITING)
 
 
+@st.cache_resource(show_spinner=False)
+def _worker():
+    """The one thread this process runs torch on."""
+    from paradec.worker import Worker
+
+    return Worker()
+
+
+def _on_worker(job, on_event=None):
+    """job() on the torch thread; on_event(step) here, in the script's thread, for every step it reports."""
+    return _worker().call(job, on_event)
+
+
 def _loaded(runner, model: str):
     """The model, loaded on first use. The first load on a machine also builds paradec's CPU kernel
     (paradec.kernels): say so while it runs."""
     if model in runner.specs():
         return runner.target(model)
     with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about a minute)…"):
-        return runner.target(model)
+        return _on_worker(lambda emit: runner.target(model))
 
 
 @st.cache_resource
@@ -174,7 +189,7 @@ def _decode(k: Key, progress=None) -> Trace:
         if progress:
             progress(min(1.0, done[0] / k.max_new_tokens))
 
-    return runner.decode(request, on_step)
+    return _on_worker(lambda emit: runner.decode(request, emit), on_step)
 
 
 def errors() -> tuple[type, ...]:
@@ -191,7 +206,7 @@ def machine():
     from paradec import machine as probe
     from paradec import models
 
-    return probe.this_machine(models.cache_dir(), threads=1)
+    return _on_worker(lambda emit: probe.this_machine(models.cache_dir(), threads=1))
 
 
 BENCH_METHODS = ("pld", "jacobi", "lookahead")  # need no draft model or trained heads: any target
@@ -215,7 +230,8 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
         runner = _runner(device, dtype)
         _loaded(runner, s.model)
         with runner.turn(s.model):
-            hit = run_bench(runner, variants(",".join(BENCH_METHODS)), rows, options, model=s.model)
+            hit = _on_worker(lambda emit: run_bench(runner, variants(",".join(BENCH_METHODS)), rows, options,
+                                                    model=s.model))
         _keep(k, hit)
     return hit
 

@@ -92,5 +92,5 @@ def lesson_note(trace: Trace) -> str:
     if not s.nodes:
         return ("Nothing is drafted in this run: every step is one target forward and one token. "
                 "Press **Play** to watch the text grow.")
-    return (f"**Opened on step {i + 1}**, the first step worth seeing: {_shape(s)} drafted, "
-            f"{len(s.accepted)} accepted. **First** goes back to the start.")
+    return (f"**Step {i + 1}** is the first step worth seeing: {_shape(s)} drafted, "
+            f"{len(s.accepted)} accepted. A new run opens on it; **First** goes back to the start.")

@@ -41,13 +41,16 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
     with row.popover("Import", icon=":material/upload_file:"):
         import_box(method)
-    trace = _source(method, values, draft_spec, row)
+    trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return
     st.caption(_describe(trace))
+    versus = st.empty()  # a live run's speed-up, once AR has decoded its prompt (after the player is drawn)
     # The player plays in the browser; when it stops, only the replay reruns (a fragment).
     extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
     st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
+    if run_key is not None and method != "ar":
+        _versus_ar(run_key, trace, versus)
 
 
 def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra) -> None:
@@ -71,18 +74,19 @@ def _describe(t: Trace) -> str:
             f" target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
 
 
-def _source(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:
-    """The trace to replay: an imported file, a live run, or a recorded file (in that order)."""
+def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace | None, live.Key | None]:
+    """The trace to replay: an imported file, a live run, or a recorded file (in that order), and the live
+    run's key (None for a file)."""
     imported = sources.imported(method)
     if imported is not None:
         if not where.button("Showing your imported trace: drop it", key=f"{method}.drop", icon=":material/close:"):
-            return imported
+            return imported, None
         sources.drop_imported(method)
     if current().live:
-        trace = _live(method, params, draft_spec, where)
-        if trace is not None:
-            return trace
-    return _recorded(method, where)
+        found = _live(method, params, draft_spec, where)
+        if found is not None:
+            return found
+    return _recorded(method, where), None
 
 
 def _recorded(method: str, where) -> Trace | None:
@@ -101,23 +105,51 @@ def _recorded(method: str, where) -> Trace | None:
     return trace
 
 
-def _live(method: str, params: dict, draft_spec: str | None, where) -> Trace | None:
+def _live(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace, live.Key] | None:
     s = current()
     try:
         key = live.key(s, method, params, draft_spec)
         trace = live.cached(key)
         if trace is None and where.button("Run live on these settings", type="primary", key=f"{method}.run",
                                           icon=":material/play_circle:"):
-            bar = st.progress(0.0, text="decoding…")
-            trace = live.run(key, lambda f, text=None: bar.progress(f, text=text or f"decoding… {f:.0%}"))
-            bar.empty()
+            trace = _with_bar(key, "decoding")
     except live.errors() as e:
         st.error(str(e))
         return None
     if trace is None:
         st.info("Live mode: press **Run live** to decode with the sidebar and parameter settings. "
                 "Until then, the recorded trace:")
+        return None
+    return trace, key
+
+
+def _with_bar(key: live.Key, doing: str) -> Trace:
+    """live.run(key) under a progress bar, redrawn at most every 5 % (each redraw is a message to the browser)."""
+    bar, shown = st.progress(0.0, text=f"{doing}…"), [-1.0]
+
+    def progress(f: float, text: str | None = None) -> None:
+        if text or f >= shown[0] + 0.05:
+            shown[0] = f
+            bar.progress(f, text=text or f"{doing}… {f:.0%}")
+
+    trace = live.run(key, progress)
+    bar.empty()
     return trace
+
+
+def _versus_ar(key: live.Key, trace: Trace, where) -> None:
+    """The live run's speed-up over AR on the same model, prompt and sampling, decoded in this process."""
+    try:
+        with where.container():
+            ar = _with_bar(key._replace(method="ar", params="{}", draft=None), "timing AR on the same settings")
+    except live.errors() as e:
+        where.error(f"No AR baseline: {e}")
+        return
+    same = "identical tokens" if ar.token_ids == trace.token_ids else "different tokens (sampling, or bfloat16 ties)"
+    where.info(f"**{trace.speedup_over(ar):.2f}x AR** on this prompt and these settings: "
+               f"{trace.new_tokens / max(trace.wall_s, 1e-9):.1f} against {ar.new_tokens / max(ar.wall_s, 1e-9):.1f} "
+               f"tokens/s, τ {trace.tau:.2f}, {same}. Both decoded in this process, one after the other "
+               "(MEASURED; one prompt: the Benchmark page has many).", icon=":material/speed:")
 
 
 def import_box(method: str) -> None:

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
-from ui import draft_length, eagle, sizing, sources
+from ui import draft_length, eagle, sources
 from ui.controls import controls
 from ui.page import method_page
 
@@ -81,7 +81,7 @@ def params(method: str) -> dict:
         tree = c[0].selectbox(catalog.method("eagle").param("tree").label, TREES, key="eagle.tree",
                               help=catalog.method("eagle").param("tree").help)  # the presets of a free-form value
         return {"tree": tree, **draft_length.controls(method, c[1:])}
-    return {**controls(method, ["depth", "top_k", "total_tokens"], sizing.defaults(method)),
+    return {**controls(method, ["depth", "top_k", "total_tokens"]),
             **draft_length.controls(method)}
 
 

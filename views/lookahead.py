@@ -3,7 +3,6 @@ import streamlit as st
 from paradec.plots.lookahead import pool_html, window_figure, winner
 from paradec.plots.tokens import label
 from paradec.trace import Trace
-from ui import sizing
 from ui.controls import controls
 from ui.page import method_page
 from ui.stage import Extra, Panel
@@ -35,7 +34,7 @@ GPU the window is nearly free, so wider windows and longer n-grams pay there."""
 
 
 def params() -> dict:
-    return controls("lookahead", ["window", "ngram", "candidates"], sizing.defaults("lookahead"))
+    return controls("lookahead", ["window", "ngram", "candidates"])
 
 
 def story(trace: Trace, i: int) -> str:
