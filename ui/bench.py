@@ -32,6 +32,15 @@ def shipped() -> dict[str, Path]:
     return {f.stem: f for f in sorted(BENCH_DIR.glob("*.json"))}
 
 
+def main_report() -> dict | None:
+    """The main benchmark (MAIN), the one the pages' texts quote; None when it is not shipped or unreadable."""
+    path = BENCH_DIR / f"{MAIN}.json"
+    try:
+        return _load(str(path), path.stat().st_mtime)
+    except (OSError, bench_report.ResultsError):
+        return None
+
+
 def pick() -> dict | None:
     """The results to show: a shipped file, or this session's live run."""
     files = shipped()

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import arena
+from ui import arena, figures
 
 st.title("Arena: every method, one prompt")
 st.markdown("""The same prompt and settings decoded by every available method, one after the other in
@@ -10,6 +10,7 @@ badge checks that the output equals AR's token for token (greedy decoding in flo
 note on near-ties).""")
 runs = arena.traces()
 if runs:
+    st.markdown(figures.arena_note(runs))
     arena.show(runs)
 else:
     st.warning("No recorded arena traces in assets/traces/arena: run `make traces`, or switch to live.")

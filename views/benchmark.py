@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import bench
+from ui import bench, figures
 
 st.title("Benchmark: every method against AR and its peers")
 st.markdown("""Results of `python -m paradec bench`: every method decodes the same prompts (Spec-Bench's
@@ -10,6 +10,7 @@ the Production engine page). **Speedup** is tokens/s over AR's on the same
 prompts, **τ** tokens per target forward, and *identical* counts runs whose tokens equal AR's.""")
 report = bench.pick()
 if report:
+    st.markdown(figures.benchmark_note(report))
     bench.show(report)
 st.divider()
 bench.live_run()

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
-from ui import draft_length, eagle, sources
+from ui import draft_length, eagle, figures, sources
 from ui.controls import controls
 from ui.page import method_page
 
@@ -44,11 +44,12 @@ HOW = """1. After each verify pass the target has given the features of the pend
    target's own next token.
 6. The first step drafts nothing: the features exist only after the prefill."""
 
-COST = """**On this CPU the head's cost against the verify pass decides the speedup.** A step costs the
+COST = f"""**On this CPU the head's cost against the verify pass decides the speedup.** A step costs the
 head's passes (one over the newly accepted tokens, then one per depth that is expanded) and one verify
 pass over 1 + total_tokens tokens. On a GPU that pass costs about as much as a one-token one and the
 head is a small fraction of the target, so τ turns into speed almost directly. Here a pass over 8 tokens
-costs about 1.05-1.15 one-token passes and one over 16 about 1.4 (the Roofline page's measured curve), and every
+costs {figures.pass_cost(8)} one-token passes and one over 16 {figures.pass_cost(16)} (the Roofline page's measured
+curve, `assets/traces/forward_cost.json`), and every
 head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the step's cost in AR
 steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and lower τ. The heads
 are trained for the embedded model by self-distillation on 452k tokens of the target's own answers; on

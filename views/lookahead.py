@@ -1,8 +1,10 @@
 import streamlit as st
 
+from paradec import catalog
 from paradec.plots.lookahead import pool_html, window_figure, winner
 from paradec.plots.tokens import label
 from paradec.trace import Trace
+from ui import figures
 from ui.controls import controls
 from ui.page import method_page
 from ui.stage import Extra, Panel
@@ -23,13 +25,23 @@ HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; lev
 4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
    the window's last level predictions close W n-grams into the pool and become the next level."""
 
-DEFAULTS = """A verify pass over a handful of tokens costs about one one-token pass on this CPU, and the
-cost grows past a dozen (16 tokens: about 1.4 one-token passes; the Roofline page's measured curve).
+def window(p: dict) -> str:
+    """A window's settings and the tokens its pass carries, (W + G)(N - 1)."""
+    if not p:
+        return "?"
+    w, n, g = p["window"], p["ngram"], p["candidates"]
+    return f"W = {w}, N = {n}, G = {g}: a {(w + g) * (n - 1)}-token pass"
+
+
+DEFAULTS = f"""A verify pass over a handful of tokens costs about one one-token pass on this CPU, and the
+cost grows past a dozen (16 tokens: {figures.pass_cost(16)} one-token passes; the Roofline page's measured curve).
 Lookahead's pass carries (W + G)(N - 1) tokens, the pending one among them, and every window token costs its share
 whether or not its n-grams are ever used. So the tuner (`python -m paradec tune`, on this machine) chose
-W = 2, N = 2, G = 3 for the CPU preset (`assets/presets/cpu.json`): a 5-token pass, τ 1.17 and 1.10-1.20x
-AR on the 13 held-out prompts (`make bench`). The catalog's defaults (W = 4, N = 3, G = 2) give a 12-token
-pass, and the recorded run on this page W = 5, N = 3, G = 3, a 16-token one, to show the window at work. On a
+{window(figures.preset("lookahead"))} for the CPU preset (`assets/presets/cpu.json`); the Benchmark page's run
+measured τ {figures.bench("lookahead", "tau")} and {figures.bench("lookahead", "speedup")} AR over its
+{figures.bench_prompts()} held-out prompts (`{figures.BENCH_FILE}`). The catalog's defaults give
+{window(catalog.method("lookahead").defaults())}, and the recorded run on this page
+{window(figures.recorded("lookahead-greedy"))}, to show the window at work. On a
 GPU the window is nearly free, so wider windows and longer n-grams pay there."""
 
 

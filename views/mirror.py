@@ -3,7 +3,7 @@ import streamlit as st
 from paradec.plots import timeline
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.trace import Trace
-from ui import sources
+from ui import figures, sources
 from ui.controls import controls
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
@@ -30,10 +30,11 @@ HOW = """1. **Propose** a chain of *k* tokens with the draft (the first step, or
    tokens are the same: the worker's speed never changes the output.
 5. `parallel=false` runs the same drafts one after the other: the sequential baseline."""
 
-CPU_NOTE = """**On this 2-core CPU** hiding the drafting can win at most its share of a step (~3 ms a draft
-token against ~100 ms a verify pass), and only when a bet pays. Compare the verify passes of the two
-runs above: with the worker drafting beside it, each verify pass gets **slower**, even with one torch
-thread per worker on its own core. The two threads share one Python interpreter (the GIL: every torch
+DRAFT_MS, VERIFY_MS = figures.step_ms("mirror-sequential")
+CPU_NOTE = f"""**On this 2-core CPU** hiding the drafting can win at most its share of a step ({DRAFT_MS} ms a draft
+token against {VERIFY_MS} ms a verify pass in the sequential run above), and only when a bet pays. Compare the
+verify passes of the two runs above: with the worker drafting beside it, each verify pass gets **slower**, even
+with one torch thread per worker on its own core. The two threads share one Python interpreter (the GIL: every torch
 call of either hands it over) and the memory bus (a draft token streams ~10-20 MB of weights, a verify
 pass ~540 MB, both through the same memory): on this machine that costs the target more than the
 hidden drafting saves. PEARL and Mirror-SD put the draft on **other hardware** (another GPU, an NPU):

@@ -1,16 +1,19 @@
 import streamlit as st
 
+from paradec import catalog
 from paradec.trace import Trace
-from ui import draft_length
+from ui import draft_length, figures
 from ui.controls import control
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 
-INTRO = """A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
+K = catalog.method("sps").defaults()["k"]
+INTRO = f"""A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
 forward pass, keeps the longest prefix it agrees with (under sampling: each with probability
 min(1, p/q), resampling from the residual at the first rejection) and adds one token of its own.
 Leviathan et al. 2023; Chen et al. 2023. Here the draft is small and its training data modest, so on this
-CPU sps gains only ~10% over AR: every mechanism shown is real (the numbers below say why)."""
+CPU sps runs at {figures.bench("sps", "speedup")} AR's speed over the Benchmark page's {figures.bench_prompts()}
+prompts (`{figures.BENCH_FILE}`): every mechanism shown is real (the numbers below say why)."""
 
 DRAFT = f""":green-badge[Trained draft] The default draft (`{DEFAULT_DRAFT}`) is ONE Llama decoder layer of the
 target's width, distilled from the target's own answers (`assets/drafters/sps-smollm2/card.md`). It
@@ -20,10 +23,12 @@ q is zero outside those tokens, which keeps rejection sampling exact.
 
 :orange-badge[Modest draft] It learned from ~450k answer tokens (the target's own answers to 1,260
 training prompts, 35 CPU minutes): on held-out prompts its greedy token is the target's 37% of the time
-(27% for the previous draft, trained on a tenth of that), so τ ≈ 1.4. On the rows it learned from it
+(27% for the previous draft, trained on a tenth of that). On the rows it learned from it
 agrees 49% of the time: it has learned them by heart, and more answers would move it. A verify pass over
-5 tokens costs ~1.05 one-token passes on paradec's CPU forward, so with τ ≈ 1.4 sps runs **~1.15-1.2x AR**
-in the bench: every mechanism shown is real, the draft is just not good enough yet. For contrast, type `self:N`: the
+{K + 1} tokens costs {figures.pass_cost(K + 1)} one-token passes on paradec's CPU forward
+(`assets/traces/forward_cost.json`), so with τ {figures.bench("sps", "tau")} sps runs
+**{figures.bench("sps", "speedup")} AR** in the benchmark: every mechanism shown is real, the draft is just not good
+enough yet. For contrast, type `self:N`: the
 target's own first N layers with its full LM head, never trained as a draft: low acceptance at a cost close
 to the target's."""
 

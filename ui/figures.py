@@ -1,0 +1,110 @@
+"""The figures the pages' texts quote, read from the shipped files each time a page is drawn, so a new
+benchmark, forward-cost probe, tuned preset or recorded trace changes the text with it: no page types a
+measured number by hand. A file that is missing gives "?" in the text, never an error."""
+from __future__ import annotations
+
+from paradec import catalog, presets
+
+from . import sources
+from .bench import MAIN, main_report
+
+MISSING = "?"
+BENCH_FILE = f"assets/bench/{MAIN}.json"
+
+
+def pass_cost(tokens: int) -> str:
+    """One target forward over `tokens` tokens in one-token passes, paradec's measured median
+    (assets/traces/forward_cost.json, the Roofline page's curve)."""
+    cost = sources.forward_cost()
+    if not cost or tokens not in cost["tokens"] or "paradec" not in cost["curves"]:
+        return MISSING
+    med = cost["curves"]["paradec"]["median_ms"]
+    return f"{med[cost['tokens'].index(tokens)] / med[0]:.2f}"
+
+
+def bench(method: str, key: str) -> str:
+    """A method's figure over every prompt of the main benchmark (the Benchmark page's first file):
+    "speedup" as 1.23×, "tau" as 1.23."""
+    report = main_report()
+    value = report and report["methods"].get(method, {}).get(key)
+    if value is None:
+        return MISSING
+    return f"{value:.2f}×" if key == "speedup" else f"{value:.2f}"
+
+
+def bench_prompts() -> str:
+    report = main_report()
+    return str(report["prompts"]) if report else MISSING
+
+
+def fastest(report: dict | None, group: str = "") -> str:
+    """The method with the highest speedup over the report's prompts (group: one category's), AR aside."""
+    rows = (report["categories"].get(group, {}) if group else report["methods"]) if report else {}
+    rows = {m: r["speedup"] for m, r in rows.items() if m != "ar" and r.get("speedup") is not None}
+    return max(rows, key=rows.get) if rows else MISSING
+
+
+def wins_for(method: str) -> list[str]:
+    """The main benchmark's categories where `method` is the fastest."""
+    report = main_report()
+    return [c for c in (report["categories"] if report else {}) if fastest(report, c) == method]
+
+
+def preset(method: str) -> dict:
+    """The tuned CPU preset's settings for a method (assets/presets/cpu.json) over its defaults."""
+    return {**catalog.method(method).defaults(), **presets.tuned("cpu")[0].get(method, {})}
+
+
+def recorded(name: str) -> dict:
+    """A recorded trace's settings (assets/traces/NAME.json), {} when it is not shipped."""
+    path = sources.TRACE_DIR / f"{name}.json"
+    return sources.load(path).params if path.is_file() else {}
+
+
+def step_ms(name: str) -> tuple[str, str]:
+    """A recorded run's mean draft ms per drafted token and mean verify ms per step, the prefill left out."""
+    path = sources.TRACE_DIR / f"{name}.json"
+    steps = sources.load(path).steps[1:] if path.is_file() else []
+    drafted = sum(len(s.nodes) for s in steps)
+    if not steps or not drafted:
+        return MISSING, MISSING
+    return f"{sum(s.draft_ms for s in steps) / drafted:.0f}", f"{sum(s.verify_ms for s in steps) / len(steps):.0f}"
+
+
+
+def _winners(report: dict | None, method: str) -> str:
+    cats = [c.replace("_", " ") for c in (report or {}).get("categories", {}) if fastest(report, c) == method]
+    return ", ".join(cats) or "none of its tasks"
+
+
+def task_decides(report: dict | None) -> str:
+    """Which task each leading method wins, from a benchmark's categories."""
+    return (f"prompt lookup (pld) wins when the answer copies the prompt (in the benchmark, the fastest on: "
+            f"{_winners(report, 'pld')}), EAGLE-3 on open writing, code and questions (the fastest on: "
+            f"{_winners(report, 'eagle3')})")
+
+
+def _race(runs: dict) -> tuple[str, float]:
+    """The race's winner against AR and its speedup (measured step times)."""
+    ar = runs.get("ar")
+    speed = {m: t.speedup_over(ar) for m, t in runs.items() if m != "ar"} if ar else {}
+    here = max(speed, key=speed.get) if speed else MISSING
+    return here, speed.get(here, 0.0)
+
+
+def arena_note(runs: dict) -> str:
+    """The Arena's one prompt against the Benchmark page's many, in one sentence."""
+    (here, x), report = _race(runs), main_report()
+    best = fastest(report)
+    return (f"**One prompt, one task**: here {here} wins ({x:.2f}×), while over the **Benchmark** page's "
+            f"{bench_prompts()} prompts of every task ({BENCH_FILE}) {best} is the fastest "
+            f"({bench(best, 'speedup')}): the task decides, and {task_decides(report)}.")
+
+
+def benchmark_note(report: dict) -> str:
+    """The Benchmark's many prompts against the Arena page's one, in one sentence."""
+    runs = sources.arena()
+    (here, x), prompt = _race(runs), next(iter(runs.values())).prompt if runs else ""
+    return (f"**Many prompts, many tasks**: {fastest(report)} is the fastest over these {report['prompts']}, while "
+            f"the **Arena** page races every method on one prompt (“{prompt[:60]}…”) and {here} wins there "
+            f"({x:.2f}×): the task decides, and {task_decides(report)}.")
