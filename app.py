@@ -3,12 +3,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import guide, sidebar, style
+from ui import guide, presenter, sidebar, style
 
 ROOT = Path(__file__).resolve().parent
 
 st.set_page_config(page_title="paradec: parallel decoding, step by step",
-                   page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide")
+                   page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide",
+                   initial_sidebar_state="collapsed" if presenter.from_link() else "auto")
 
 FILES = {}  # url path -> page file, for the "next" link every page ends with
 

@@ -199,3 +199,9 @@ def test_recorded_numerics_part_where_the_runs_say():
         for dtype, toks in r["tokens"].items():  # each run wrote its own most likely token there (ties: either)
             top = dict(map(tuple, r["top_at_part"].get(dtype, [])))
             assert not top or top.get(toks[k]) == max(top.values())
+
+
+def test_no_pages_folder_beside_the_app():
+    # Streamlit serves the files of a pages/ folder beside the main script as pages of their own until
+    # app.py has run once: on a fresh server a deep link (/eagle) ran the page without app.py's sidebar.
+    assert not (Path(APP).parent / "pages").exists()

@@ -8,7 +8,7 @@ import streamlit as st
 
 from paradec.trace import Trace, TraceError
 
-from . import classroom, live, sources
+from . import classroom, live, presenter, sources
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
@@ -20,17 +20,20 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
                 draft: Callable[[], str | None] = lambda: None,
                 analytic_k: Callable[[Trace], int | None] = lambda t: None,
                 panels: Panels | None = None, extra: Extra | Callable[[Trace], Extra] = NO_EXTRA,
-                more: str = ""):
+                more: str = "", notice: tuple[str, ...] = ()):
     """panels(trace, i): the method's own panels (e.g. Jacobi's iteration table), drawn under the player at
     its step; extra: the method's own panels the player animates (e.g. Jacobi's convergence grid).
     title "": the page drew its own (e.g. with a version selector under it). more: the numbers behind the
-    intro, in an expander (the intro stays one short paragraph)."""
+    intro, in an expander (the intro stays one short paragraph). notice: three lines of what to notice,
+    which lead the page in presenter mode (ui.presenter)."""
     if title:
         st.title(title)
-    st.markdown(intro)
-    if more:
-        with st.expander("The numbers behind this page, on this machine"):
-            st.markdown(more)
+    presenter.notice(notice)
+    with presenter.fold("About this method"):
+        st.markdown(intro)
+        if more:
+            with st.expander("The numbers behind this page, on this machine"):
+                st.markdown(more)
     classroom.note()
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
     # One row that wraps on a narrow screen: each button as wide as its label, never cut.

@@ -14,7 +14,7 @@ from paradec.plots.tree import tree_figure
 from paradec.speccost import chain_tau
 from paradec.trace import Trace
 
-from . import narrate, player, stage
+from . import narrate, player, presenter, stage
 from .style import chart, header
 
 SIM_DRAWS = 1000
@@ -36,7 +36,8 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
     i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start)
-    with player.details(ns):
+    with presenter.fold("This step's details: the drafted tokens' numbers, the microscope, the KPIs"), \
+            player.details(ns):
         st.markdown(f"#### Details of step {i + 1}", help="Everything below follows the player when it stops "
                     "(dimmed while it plays). Pick a drafted token to see its numbers.")
         st.checkbox("show this step's rejected draft (struck through) in the stream", value=True,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import classroom, gpu_presets, offered
+from . import classroom, gpu_presets, offered, presenter
 from .presets import CUSTOM, PRESETS
 from .settings import Settings
 
@@ -17,6 +17,7 @@ def render() -> Settings:
     models = offered.models(offered.fetched().get("model", []))
     classroom.apply_sidebar(PRESETS, CUSTOM, LIMITS, models)  # a classroom link, before the widgets it fills
     with st.sidebar:
+        presenter.toggle()
         gpu_presets.use_fetched_model()
         if st.session_state.get("sb.model") not in models:  # e.g. a model the operator no longer offers
             st.session_state.pop("sb.model", None)

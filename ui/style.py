@@ -5,6 +5,8 @@ import streamlit as st
 
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
 
+from . import presenter
+
 BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
 MEANING = {
     MEASURED: "timed in this run",
@@ -23,7 +25,7 @@ def header(title: str, *labels: str, help: str = "") -> None:
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(fig.update_layout(template=TEMPLATE), config=CHART_CONFIG, key=key)
+    st.plotly_chart(presenter.chart_font(fig.update_layout(template=TEMPLATE)), config=CHART_CONFIG, key=key)
 
 
 def compact() -> None:

@@ -17,4 +17,7 @@ def params() -> dict:
     return {}
 
 
-method_page("ar", "Autoregressive decoding (the baseline)", INTRO, HOW, params)
+NOTICE = ("One target forward per token: τ = 1.00, the baseline every other method is measured against.",
+          "Every token is the target's own: nothing is drafted, so the tree and mask stay empty.",
+          "A pass reads all the weights for one token: the Roofline page shows why that leaves the hardware idle.")
+method_page("ar", "Autoregressive decoding (the baseline)", INTRO, HOW, params, notice=NOTICE)

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
-from ui import draft_length, eagle, figures, sources
+from ui import draft_length, eagle, figures, presenter, sources
 from ui.controls import controls
 from ui.page import method_page
 
@@ -88,8 +88,13 @@ def params(method: str) -> dict:
 
 st.title(TITLE)
 method = version()
+NOTICE = ("A one-layer head drafts from the target's features (hidden states), then the target verifies.",
+          "EAGLE-2/3 grow the most confident branches and rerank: watch which candidates are cut.",
+          "Acceptance per depth says how deep the tree pays; τ counts tokens per target forward, bonus included.")
 method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels,
-            extra=eagle.STAGE, more=COST)
+            extra=eagle.STAGE, more=COST, notice=NOTICE)
 ar = sources.recorded("ar").get("greedy")
-eagle.compare(sources.load(ar) if ar else None)
-draft_length.compare("eagle3", RULES, unit="depths")
+with presenter.fold("EAGLE-1, 2 and 3 compared"):
+    eagle.compare(sources.load(ar) if ar else None)
+with presenter.fold("How deep should the tree grow? Four rules compared"):
+    draft_length.compare("eagle3", RULES, unit="depths")

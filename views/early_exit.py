@@ -5,7 +5,7 @@ import streamlit as st
 
 from paradec import catalog
 from paradec.plots.style import FROM_RUN
-from ui import draft_length
+from ui import draft_length, presenter
 from ui.controls import control
 from ui.page import method_page
 from ui.style import header
@@ -59,5 +59,9 @@ def depth_table() -> None:
                f"data (from the adapter's training run, {s['steps']} steps in {s['seconds']} s on {s['device']}).")
 
 
-method_page("early_exit", "Early exit", INTRO, HOW, params)
-depth_table()
+NOTICE = ("The target's own first layers draft: exit early, guess, then verify with the full model.",
+          "No second model to load; the guesses get better the deeper the exit (the table below).",
+          "Every step ends with one full forward, so the text equals AR's.")
+method_page("early_exit", "Early exit", INTRO, HOW, params, notice=NOTICE)
+with presenter.fold("How agreement grows with the exit depth"):
+    depth_table()

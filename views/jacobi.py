@@ -3,7 +3,7 @@ import streamlit as st
 from paradec.plots.jacobi import ROWS, committed_figure, grid_figure, position_figure
 from paradec.plots.style import FROM_RUN
 from paradec.trace import Trace
-from ui import figures, sources
+from ui import figures, presenter, sources
 from ui.controls import controls
 from ui.page import method_page
 from ui.stage import Extra, Panel
@@ -105,5 +105,10 @@ def consistency_trained() -> None:
     st.info(LOSSLESS)
 
 
-method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels, extra=STAGE)
-consistency_trained()
+NOTICE = ("A block of guesses is re-predicted in one pass; a guess is committed once it stops changing.",
+          "Watch the grid: an untrained model fixes about one token per pass, so τ stays near 1.",
+          "Consistency training (CLLM, below) is what makes several tokens settle per pass.")
+method_page("jacobi", "Jacobi decoding: guess and iterate", INTRO, HOW, params, panels=panels, extra=STAGE,
+            notice=NOTICE)
+with presenter.fold("Vanilla vs consistency-trained Jacobi"):
+    consistency_trained()

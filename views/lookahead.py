@@ -25,6 +25,7 @@ HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; lev
 4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
    the window's last level predictions close W n-grams into the pool and become the next level."""
 
+
 def window(p: dict) -> str:
     """A window's settings and the tokens its pass carries, (W + G)(N - 1)."""
     if not p:
@@ -85,4 +86,8 @@ def panels(trace: Trace, i: int) -> dict:
     return {"window": window_figure(trace, i)}
 
 
-method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params, panels=panels, extra=stage)
+NOTICE = ("One pass does two jobs: a Jacobi window that keeps making n-grams, and a check of pooled ones.",
+          "A pooled n-gram is tried when it starts with the last committed token; the longest agreement wins.",
+          "The combined mask: window rows see only their own trajectory, verify rows their own n-gram.")
+method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params, panels=panels, extra=stage,
+            notice=NOTICE)

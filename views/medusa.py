@@ -138,5 +138,8 @@ def panels(trace: Trace, i: int) -> dict:
     return figs
 
 
+NOTICE = ("Extra heads on the target's last hidden state each guess one more position ahead.",
+          "Their top choices form a tree; one forward checks every branch under a tree attention mask.",
+          "Later heads guess worse (acceptance per head): the tree narrows with depth for that reason.")
 method_page("medusa", "Medusa: heads on the hidden state, a tree of guesses", INTRO, HOW, params, panels=panels,
-            extra=STAGE)
+            extra=STAGE, notice=NOTICE)

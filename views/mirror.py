@@ -3,7 +3,7 @@ import streamlit as st
 from paradec.plots import timeline
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.trace import Trace
-from ui import figures, sources
+from ui import figures, presenter, sources
 from ui.controls import controls
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
@@ -88,5 +88,9 @@ def compare() -> None:
     st.markdown(CPU_NOTE)
 
 
-method_page("mirror", "Parallel draft-and-verify", INTRO, HOW, params, draft, panels=panels)
-compare()
+NOTICE = ("Drafting and verifying overlap: the draft bets on the next step while the target checks this one.",
+          "The timeline shows both workers; a wrong bet throws the early draft away.",
+          "On this 2-core CPU the two workers share the cores: the gain needs a second device.")
+method_page("mirror", "Parallel draft-and-verify", INTRO, HOW, params, draft, panels=panels, notice=NOTICE)
+with presenter.fold("Sequential vs parallel, the same prompt and draft"):
+    compare()

@@ -19,4 +19,7 @@ def params() -> dict:
     return controls("pld", ["k", "ngram_max", "ngram_min"])
 
 
-method_page("pld", "Prompt lookup decoding", INTRO, HOW, params)
+NOTICE = ("No draft model: the draft is copied from where the last n-gram already appeared in the prompt.",
+          "It wins when the answer repeats the prompt (summaries, edits, extraction), not on open writing.",
+          "A step without a match is one plain forward, like AR: nothing is lost but the lookup.")
+method_page("pld", "Prompt lookup decoding", INTRO, HOW, params, notice=NOTICE)

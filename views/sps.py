@@ -2,7 +2,7 @@ import streamlit as st
 
 from paradec import catalog
 from paradec.trace import Trace
-from ui import draft_length, figures
+from ui import draft_length, figures, presenter
 from ui.controls import control
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
@@ -62,5 +62,10 @@ def analytic_k(trace: Trace) -> int | None:
     return p.get("k") if p.get("draft_length", "fixed") == "fixed" else None
 
 
-method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k, more=DRAFT)
-draft_length.compare("sps", RULES)
+NOTICE = ("A small draft model proposes a few tokens; the target checks them all in one forward pass.",
+          "Green: accepted; red: rejected. At the first rejection the target's own token takes its place.",
+          "The microscope: a token is kept with probability min(1, p/q), so the output follows the target's p.")
+method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k, more=DRAFT,
+            notice=NOTICE)
+with presenter.fold("How long should a draft be? Four rules compared"):
+    draft_length.compare("sps", RULES)
