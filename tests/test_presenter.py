@@ -3,10 +3,9 @@ notice, with the intro, the step's details and the long comparisons folded, and 
 import json
 
 import pytest
+from test_app import METHOD_PAGES, open_page
 
 from ui import presenter
-
-from test_app import METHOD_PAGES, open_page
 
 PAGES = [*METHOD_PAGES, "views/eagle.py"]
 
