@@ -3,6 +3,7 @@ the step; values that do not fit fall back to the defaults; the page's own link 
 import json
 from urllib.parse import parse_qsl, urlsplit
 
+import pytest
 from test_app import open_page
 
 from paradec import presets
@@ -48,3 +49,10 @@ def test_the_page_link_round_trips():
     assert again.slider(key="sps.k").value == 6 and again.selectbox(key="sps.draft_length").value == "heuristic"
     assert again.session_state[sidebar.KEY].prompt == PROMPT and again.session_state[sidebar.KEY].seed == 3
     assert player(again, "sps")["step"] == 2 and again.radio(key="sps.recorded").value == "sampled"
+
+
+@pytest.mark.parametrize("key", ["upload", "dl_json", "run", "recorded"])  # a file uploader, buttons, a radio
+def test_a_link_sets_only_the_methods_parameters_never_another_widgets_key(key):
+    at = open_page("views/pld.py", params=json.dumps({key: "x", "k": 3}))  # open_page: no exception box
+    assert at.slider(key="pld.k").value == 3
+    assert f"pld.{key}" not in at.session_state or at.session_state[f"pld.{key}"] != "x"

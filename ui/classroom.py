@@ -10,6 +10,8 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from paradec import catalog
+
 SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
 SOURCES = ("recorded", "live")
 MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs), and are not read from one
@@ -64,6 +66,8 @@ def apply_params(method: str) -> None:
     except (json.JSONDecodeError, RecursionError):  # a hand-made link may nest "[[[[..." past the stack
         return
     if isinstance(params, dict):
+        known = set(catalog.method(method).defaults())  # the method's parameters: never a button's or upload's key
+        params = {name: value for name, value in params.items() if name in known}
         for name, value in params.items():
             if isinstance(value, (str, int, float, bool)) and len(str(value)) <= MAX_PARAMS:
                 st.session_state[f"{method}.{name}"] = value
