@@ -12,7 +12,7 @@ from paradec.fast import Cache, FastTarget
 from paradec.sampling import Sampler
 from paradec.targets import HFTarget
 
-from helpers import tiny_model
+from helpers import cannot_run, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -31,14 +31,14 @@ def model():
 @pytest.fixture(scope="module", params=["kernel", "torch"])
 def fast(model, request):
     if request.param == "kernel" and kernels.kernel() is None:
-        pytest.skip(f"no C++ kernel here: {kernels.why_not()}")
+        cannot_run(f"no C++ kernel here: {kernels.why_not()}")
     return FastTarget(model, use_kernel=request.param == "kernel")
 
 
 def test_the_kernel_is_a_matrix_product():
     k = kernels.kernel()
     if k is None:
-        pytest.skip(kernels.why_not())
+        cannot_run(kernels.why_not())
     for m, n, kk in [(1, 16, 8), (7, 37, 53), (13, 100, 64), (6, 16, 1)]:
         w, x = torch.randn(n, kk), torch.randn(m, kk)
         torch.testing.assert_close(k.linear(x, k.pack(w), n), x @ w.T, atol=1e-5, rtol=1e-5)
@@ -63,7 +63,7 @@ def test_the_kernel_shares_a_product_among_torchs_threads():
     torch.set_num_threads says (it went unnoticed for weeks: 2 threads cost what 1 did)."""
     k = kernels.kernel()
     if k is None:
-        pytest.skip(kernels.why_not())
+        cannot_run(kernels.why_not())
     before = torch.get_num_threads()
     try:
         for n in (1, 2):
@@ -79,7 +79,7 @@ def test_a_row_gets_the_same_bits_whatever_rows_share_its_pass():
     sum in the same order."""
     k = kernels.kernel()
     if k is None:
-        pytest.skip(kernels.why_not())
+        cannot_run(kernels.why_not())
     w, x = torch.randn(70, 300), torch.randn(40, 300)  # 300: tiles of 64 rows (AVX-512) or 128 (AVX2) and a part
     packed = k.pack(w)
     alone = torch.cat([k.linear(x[i:i + 1], packed, 70) for i in range(40)])
@@ -91,7 +91,7 @@ def test_a_chain_pass_gives_each_row_the_bits_of_ars_passes(model):
     """With the extension, every step of a layer computes a row on its own: a verify pass over a chain gives
     each row exactly the logits AR's one-token passes give it, so greedy equality is exact, not near."""
     if kernels.kernel() is None:
-        pytest.skip(kernels.why_not())
+        cannot_run(kernels.why_not())
     fast = FastTarget(model)
     prompt, chain = [1, 2, 3, 4, 10], [5, 6, 7, 8, 9, 11, 12]
     caches = fast.new_cache(), fast.new_cache()
