@@ -249,7 +249,7 @@ def test_arena_histogram_and_bars_show_their_inputs():
     assert hist.data[0].marker.color != hist.data[1].marker.color
     fig = arena.bars_figure({"ar": 1.0, "sps": 2.5}, "τ")
     bars = fig.data[0]
-    assert list(bars.x) == ["ar", "sps"] and list(bars.y) == [1.0, 2.5] and list(bars.text) == ["1.00", "2.50"]
+    assert list(bars.y) == ["ar", "sps"] and list(bars.x) == [1.0, 2.5] and list(bars.text) == ["1.00", "2.50"]
     assert len(set(bars.marker.color)) == 2 and fig.layout.title.text == "τ"
 
 
@@ -269,8 +269,9 @@ def test_cost_figure_labels_only_sizes_far_enough_apart_to_read():
     curve = {"median_ms": [20.0, 22.0, 23.0, 26.0], "all_ms": [[20.0], [22.0], [23.0], [26.0]]}
     fig = kpis.cost_figure({"model": "m", "device": "cpu", "tokens": [1, 12, 13, 16], "curves": {"paradec": curve}})
     [line] = [d for d in fig.data if d.mode == "lines+markers+text"]
-    assert list(line.text) == ["1.00×", "1.10×", "", "1.30×"]  # 13 sits on 12 on a log axis
-    assert list(fig.layout.xaxis.tickvals) == [1, 12, 16]
+    assert list(line.text) == ["1.00×", "", "", "1.30×"]  # 12 and 13 sit close to 16 on a log axis
+    assert list(line.customdata) == ["1.00×", "1.10×", "1.15×", "1.30×"]  # hover gives every one
+    assert list(fig.layout.xaxis.tickvals) == [1, 16]
 
 
 def jacobi_trace() -> Trace:

@@ -1,6 +1,7 @@
 """The app in a real headless Chromium (tools/ui_check.py, the repository's own page checker), one browser
 for both sizes: every page opens with no exception box and no console error at a projector's 1024x768 and
-at 1920x1080, ends with its "Next:" link, and no text is cut by its box, outside its chart or under 11 px;
+at 1920x1080, ends with its "Next:" link, no text is cut by its box or under 11 px, and no chart text is under
+11 px as drawn, cut by its chart, plot area or legend, or over other chart text, nor a legend over a title;
 the player keeps up with 4 steps/s, its step text equals its scrubber, and the details follow it
 (tests/ui_page_checks.js)."""
 import importlib.util

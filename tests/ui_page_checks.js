@@ -1,7 +1,8 @@
 // Run by tools/ui_check.py --page-js on every page at every size (tests/test_ui_browser.py).
-// Problems: text cut by its box, text under 11 px, chart text outside its chart; on the Medusa page the
-// player must move at least 3 steps in 1.5 s at 4 steps/s, its step text must equal its scrubber, and the
-// details under it must follow when it pauses.
+// Problems: text cut by its box, text under 11 px; chart text under 11 px as drawn, cut by its chart or its plot
+// area, over other chart text, a legend over its chart's title; on the Medusa page the player must move at least
+// 3 steps in 1.5 s at 4 steps/s, its step text must equal its scrubber, and the details under it must follow when
+// it pauses.
 async () => {
   const problems = [];
   const vis = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== "hidden";
@@ -23,24 +24,99 @@ async () => {
       }
     }
   }
-  // 2. Chart text: inside its chart, and at least 11 px. The player's figures follow their boxes through a
+  // 2. Chart text as a person sees it: at least 11 px on screen (plotly shrinks a bar's or a cell's text to fit
+  // and scales it by a transform, leaving its font-size as it was), not cut by its chart or its plot area, no
+  // two texts over each other, no legend over the title. The player's figures follow their boxes through a
   // ResizeObserver; after the window changes size, measure them once that resize has run, as a person would.
+  // They are drawn once plotly.js has loaded, which the app's idle state does not wait for: wait up to 5 s.
+  const drawn = () => Array.from(main.querySelectorAll(".pd-stage .pd-fig")).every((f) => f.querySelector(".main-svg"));
+  for (let k = 0; k < 50 && !drawn(); k++) await new Promise((r) => setTimeout(r, 100));
   if (window.Plotly)
     await Promise.all(Array.from(main.querySelectorAll(".pd-stage .js-plotly-plot"), (gd) =>
       Promise.resolve(window.Plotly.Plots.resize(gd)).catch(() => null)));
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 &&
+    Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;  // 1-2 px of touching boxes is no overlap
+  const corners = (t) => {  // a text's box as drawn: turned with the text (a slanted tick label's box is slanted)
+    const b = t.getBBox(), m = t.getScreenCTM();
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => new DOMPoint(x, y).matrixTransform(m));
+  };
+  const cross = (p, q) => {  // two drawn boxes overlap by more than 2 px along every side's direction
+    for (const poly of [p, q])
+      for (let k = 0; k < 4; k++) {
+        const a = poly[k], b = poly[(k + 1) % 4], len = Math.hypot(b.x - a.x, b.y - a.y) || 1;
+        const along = (c) => ((b.y - a.y) * c.x - (b.x - a.x) * c.y) / len;
+        const [p0, p1] = [Math.min(...p.map(along)), Math.max(...p.map(along))];
+        const [q0, q1] = [Math.min(...q.map(along)), Math.max(...q.map(along))];
+        if (Math.min(p1, q1) - Math.max(p0, q0) <= 2) return false;
+      }
+    return true;
+  };
+  const within = (r, b) => r.left >= b.left - 2 && r.right <= b.right + 2 && r.top >= b.top - 2 &&
+    r.bottom <= b.bottom + 2;
+  const hidden = (e, plot) => {  // opacity is not inherited: look up to the chart
+    for (; e && e !== plot; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      if (cs.display === "none" || cs.visibility === "hidden" || cs.opacity === "0") return true;
+    }
+    return false;
+  };
+  const onScreen = (t) => {  // font-size times the scale from the text's units to the screen's pixels
+    const m = t.getScreenCTM(), scale = m ? Math.hypot(m.a, m.b) : 1;
+    return Math.min(...[t, ...t.querySelectorAll("tspan")].map((e) => parseFloat(getComputedStyle(e).fontSize)))
+      * scale;
+  };
+  const clipOf = (t) => {  // the screen box of the clip path around a text (plotly clips a trace to its plot area)
+    const g = t.closest("[clip-path]");
+    const id = g && /url\(["']?#([^"')]+)/.exec(g.getAttribute("clip-path"));
+    const rect = id && document.getElementById(id[1])?.querySelector("rect");
+    if (!rect) return null;
+    const m = g.getScreenCTM(), at = (k) => parseFloat(rect.getAttribute(k)) || 0;
+    const a = new DOMPoint(at("x"), at("y")).matrixTransform(m);
+    const b = new DOMPoint(at("x") + at("width"), at("y") + at("height")).matrixTransform(m);
+    return {left: Math.min(a.x, b.x), right: Math.max(a.x, b.x), top: Math.min(a.y, b.y), bottom: Math.max(a.y, b.y)};
+  };
+  const words = (t) => (Array.from(t.querySelectorAll("tspan.line"), (l) => l.textContent).join(" ") ||
+    t.textContent || "").trim();  // the lines of a title in two, a space between them
+  const chartName = (plot) => {  // its title, else its panel's in the player
+    const t = plot.querySelector(".gtitle");
+    const s = t ? words(t) : plot.closest(".pd-cell")?.querySelector(".pd-title")?.textContent;
+    return `"${(s || "untitled chart").trim().slice(0, 50)}" on ${location.pathname}`;
+  };
+  const quote = (s) => `"${s.slice(0, 30)}"`;
   for (const plot of main.querySelectorAll(".js-plotly-plot")) {
     if (!vis(plot)) continue;
-    const box = plot.getBoundingClientRect();
+    const box = plot.getBoundingClientRect(), chart = chartName(plot);
+    const texts = [], small = [], cut = [], out = [], over = [];
     for (const t of plot.querySelectorAll(".main-svg text")) {
-      const s = (t.textContent || "").trim();
-      if (!s || t.closest(".modebar")) continue;
-      const r = t.getBoundingClientRect();
-      if (!r.width) continue;
-      const size = parseFloat(t.style.fontSize || getComputedStyle(t).fontSize);
-      if (size < 11) problems.push(`chart text under 11 px (${size}px): "${s.slice(0, 40)}"`);
-      if (r.left < box.left - 2 || r.right > box.right + 2 || r.top < box.top - 2 || r.bottom > box.bottom + 2)
-        problems.push(`chart text outside its chart: "${s.slice(0, 40)}"`);
+      const s = words(t), r = t.getBoundingClientRect();
+      if (!s || !r.width || hidden(t, plot)) continue;
+      const clip = clipOf(t);
+      if (clip && !meet(r, clip)) {  // wholly clipped away: not drawn, and a legend entry only seen by scrolling
+        if (t.closest(".legend")) cut.push(s);
+        continue;
+      }
+      texts.push([t, r, corners(t), s]);
+      const size = onScreen(t);
+      if (size < 11) small.push([size, s]);
+      if (clip && !within(r, clip)) cut.push(s);
+      if (!within(r, box)) out.push(s);
     }
+    for (let i = 0; i < texts.length; i++)
+      for (let j = i + 1; j < texts.length; j++)
+        if (texts[i][0] !== texts[j][0] && meet(texts[i][1], texts[j][1]) && cross(texts[i][2], texts[j][2]))
+          over.push([texts[i][3], texts[j][3]]);
+    if (small.length) {
+      const [size, s] = small.reduce((a, b) => (b[0] < a[0] ? b : a));
+      problems.push(`chart text ${size.toFixed(1)} px in ${chart} (${small.length} under 11 px): ${quote(s)}`);
+    }
+    if (over.length)
+      problems.push(`overlapping text in ${chart} (${over.length} pairs): ${over[0].map(quote).join(" on ")}`);
+    if (cut.length) problems.push(`text cut at the plot or legend edge in ${chart} (${cut.length}): ${quote(cut[0])}`);
+    if (out.length) problems.push(`text outside its chart ${chart} (${out.length}): ${quote(out[0])}`);
+    const legend = plot.querySelector(".legend .bg"), title = plot.querySelector(".gtitle");
+    if (legend && title && vis(legend) && meet(legend.getBoundingClientRect(), title.getBoundingClientRect()))
+      problems.push(`legend over the title of ${chart}`);
   }
   // 3. The player, on one page: speed, step text = scrubber, the details follow.
   const player = main.querySelector(".pd-player");

@@ -58,7 +58,8 @@ GRID = [Panel("convergence", "Convergence grid", "Each row is one Jacobi iterati
                "read down a column to see one position's guess change until it settles.", 2.2,
                caption="Rows: iterations (newest at the bottom, the current one outlined). Orange: the guess changed "
                        "since the last iteration; blue: stable but not yet committed; green: committed (the fixed "
-                       "prefix and the target's own token after it). The block slides right by what it committed."),
+                       "prefix and the target's own token after it). The block slides right by what it committed. "
+                       "A cell shows what fits of its token; hover it for the whole token."),
         Panel("committed", "Tokens per forward", "How many tokens each iteration committed: one is AR's pace; more "
               "means several guesses reached their fixed point in one pass.")]
 STAGE = Extra([GRID], lambda t, i: {"convergence": grid_figure(t, i), "committed": committed_figure(t, i)})
@@ -99,9 +100,10 @@ def consistency_trained() -> None:
             header(f"{method} on {t.model}: τ {t.tau:.2f}", FROM_RUN,
                    help="Each row is one Jacobi iteration over the block of guesses; a column settles once its token "
                         "stops changing. A consistency-trained model (CLLM) settles several tokens per iteration.")
-            chart(grid_figure(t, min(ROWS, len(t.steps)) - 1), f"jacobi.cllm.{method}")
-            st.caption(f"The first {min(ROWS, len(t.steps))} iterations; over the whole run {t.new_tokens} tokens in "
-                       f"{t.target_forwards} forwards. Text: {t.text[:160]!r}")
+            # half the page: at a 1024-px window a cell is too small for text
+            chart(grid_figure(t, min(ROWS, len(t.steps)) - 1, width=270), f"jacobi.cllm.{method}")
+            st.caption(f"The first {min(ROWS, len(t.steps))} iterations (hover a cell for its token); over the "
+                       f"whole run {t.new_tokens} tokens in {t.target_forwards} forwards. Text: {t.text[:160]!r}")
     st.info(LOSSLESS)
 
 

@@ -59,13 +59,17 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int | None =
 
 
 def bars_figure(values: dict[str, float], title: str, fmt: str = "{:.2f}", height: int = 240) -> go.Figure:
+    """A bar per method, lying down: the names read across in a column a third of the page wide, where standing
+    bars' slanted names ran into each other, and each value fits beside its bar (the first method on top)."""
     names = list(values)
     fig = go.Figure(go.Bar(
-        x=names, y=[values[m] for m in names], text=[fmt.format(values[m]) for m in names], textposition="outside",
-        marker_color=[PALETTE[k % len(PALETTE)] for k in range(len(names))],
+        y=names, x=[values[m] for m in names], orientation="h", text=[fmt.format(values[m]) for m in names],
+        textposition="outside", marker_color=[PALETTE[k % len(PALETTE)] for k in range(len(names))],
+        hovertemplate="%{y}: %{text}<extra></extra>",
     ))
-    fig.update_yaxes(range=[0, max(values.values(), default=1) * 1.25])
-    return layout(fig, title, height)
+    fig.update_xaxes(range=[0, max(values.values(), default=1) * 1.35])
+    fig.update_yaxes(autorange="reversed")
+    return layout(fig, title, max(height, 22 * len(names) + 90))
 
 
 def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
@@ -74,9 +78,8 @@ def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
         go.Histogram(x=[len(s.tokens) for s in tr.steps], name=m, marker_color=PALETTE[k % len(PALETTE)])
         for k, (m, tr) in enumerate(traces.items())
     ])
-    # The legend stands outside, right of the axes: the page gives this chart a whole row.
-    fig.update_layout(barmode="group", legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top",
-                                                   font=dict(size=12)))
+    fig.update_layout(barmode="group")
     fig.update_xaxes(title="tokens per step (bonus included)", dtick=1)
     fig.update_yaxes(title="steps")
-    return layout(fig, "acceptance length", height)
+    # A column of many runs in a figure a whole row wide (the Arena), a row of a few under a narrow one (EAGLE)
+    return layout(fig, "acceptance length", height, legend="right" if len(traces) > 4 else "below")

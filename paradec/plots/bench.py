@@ -13,9 +13,9 @@ def _colors(report: dict) -> dict[str, str]:
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
-    """The shared look; a legend of more than three methods in a column right of the plot (under the title it
-    wraps upwards over the title at 1024 px)."""
-    return layout(fig, title, height, legend="right" if len(fig.data) > 3 else "top")
+    """The shared look; a legend of more than three methods in a column right of the plot (a row below would
+    wrap into three at 1024 px)."""
+    return layout(fig, title, height, legend="right" if len(fig.data) > 3 else "below")
 
 
 def speedup_figure(report: dict, height: int = 440) -> go.Figure:

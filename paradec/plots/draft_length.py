@@ -98,7 +98,8 @@ def calibration_figure(trace: Trace, height: int = 260) -> go.Figure:
                    name="perfectly calibrated", hoverinfo="skip"),
         go.Scatter(x=[r["predicted"] for r in cal], y=[r["committed"] for r in cal], mode="markers+text",
                    marker=dict(size=[6 + min(24, r["tokens"]) for r in cal], color=COLORS["accepted"]),
-                   text=[r["tokens"] for r in cal], textposition="top center", name="drafted tokens (count)"),
+                   text=[r["tokens"] for r in cal], textposition="top center", name="drafted tokens (count)",
+                   cliponaxis=False),  # a count over a point at 1.0 stands over the plot area
     ])
     fig.update_xaxes(title="predicted chance of being committed", range=[0, 1.02])
     fig.update_yaxes(title="share committed", range=[0, 1.1])

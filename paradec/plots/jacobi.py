@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..trace import Trace
-from .style import COLORS, layout
+from .style import COLORS, MIN_TEXT, STAGE_PX, cell_chars, layout
 from .tokens import label
 
 CHANGED, STABLE, COMMITTED = "changed", "stable", "committed"
@@ -46,27 +46,34 @@ def _hover(trace: Trace, i: int, c: dict) -> str:
             f"{label(trace.text_of(c['token']))} is committed in its place (at least one token per pass)")
 
 
-def grid_figure(trace: Trace, upto: int, rows: int = ROWS, height: int = 330) -> go.Figure:
-    """The last `rows` iterations up to step `upto` (0-based), the current one outlined."""
+def _dtick(columns: int, width: int) -> int:
+    """A tick every how many positions, so that their numbers do not run together (see cell_chars)."""
+    return next(k for k in (1, 2, 5, 10, 20, 50) if k * (width - 60) / columns >= 26)
+
+
+def grid_figure(trace: Trace, upto: int, rows: int = ROWS, height: int = 330, width: int = STAGE_PX) -> go.Figure:
+    """The last `rows` iterations up to step `upto` (0-based), the current one outlined. width: the
+    narrowest the figure is shown, which sets how much of each token its cell can show."""
     first = max(0, upto - rows + 1)
     blocks = {i: cells(trace, i) for i in range(first, upto + 1)}
     x0 = min(c["position"] for b in blocks.values() for c in b)
-    width = max(c["position"] for b in blocks.values() for c in b) - x0 + 1
+    columns = max(c["position"] for b in blocks.values() for c in b) - x0 + 1
+    chars = cell_chars(columns, width, most=6)
     codes = {state: k for k, state in enumerate(STATE_COLORS)}
-    z = [[None] * width for _ in blocks]  # None: no guess there in that iteration (blank cell)
-    text = [[""] * width for _ in blocks]
-    hover = [[""] * width for _ in blocks]
+    z = [[None] * columns for _ in blocks]  # None: no guess there in that iteration (blank cell)
+    text = [[""] * columns for _ in blocks]
+    hover = [[""] * columns for _ in blocks]
     for r, (i, block) in enumerate(blocks.items()):
         for c in block:
             x = c["position"] - x0
             z[r][x] = codes[c["state"]]
-            text[r][x] = label(trace.text_of(c["token"] if c["token"] is not None else c["guess"]))[:6]
+            text[r][x] = label(trace.text_of(c["token"] if c["token"] is not None else c["guess"]))[:chars]
             hover[r][x] = _hover(trace, i, c)
     n = len(STATE_COLORS)
     scale = [[v, color] for k, color in enumerate(STATE_COLORS.values()) for v in (k / n, (k + 1) / n)]
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(x0, x0 + width)), y=[i + 1 for i in blocks], text=text, texttemplate="%{text}",
-        textfont=dict(size=11), hovertext=hover, hoverinfo="text", zmin=-0.5, zmax=n - 0.5, colorscale=scale,
+        z=z, x=list(range(x0, x0 + columns)), y=[i + 1 for i in blocks], text=text, texttemplate="%{text}",
+        textfont=dict(size=MIN_TEXT), hovertext=hover, hoverinfo="text", zmin=-0.5, zmax=n - 0.5, colorscale=scale,
         showscale=False, xgap=2, ygap=2,
     ))
     for state, color in STATE_COLORS.items():  # legend entries only: a heatmap has no legend of its own
@@ -75,7 +82,7 @@ def grid_figure(trace: Trace, upto: int, rows: int = ROWS, height: int = 330) ->
     now = blocks[upto]
     fig.add_shape(type="rect", x0=now[0]["position"] - 0.5, x1=now[-1]["position"] + 0.5, y0=upto + 0.5,
                   y1=upto + 1.5, line=dict(color="black", width=2))
-    fig.update_xaxes(title="generated position", dtick=1, showgrid=False, zeroline=False)
+    fig.update_xaxes(title="generated position", dtick=_dtick(columns, width), showgrid=False, zeroline=False)
     fig.update_yaxes(title="iteration", dtick=1, showgrid=False, autorange="reversed")
     return layout(fig, "convergence grid: each row is one target forward over the block", height)
 

@@ -61,30 +61,32 @@ COST_COLORS = ("bonus", "resampled", "accepted")
 def cost_figure(cost: dict, height: int = 280) -> go.Figure:
     """Measured time of one target forward against the tokens it processes (forward_cost.json, written
     by scripts/record_traces.py), one curve per forward measured (paradec's and Hugging Face's): every
-    repeat as a dot, the median as a line labelled with its multiple of the one-token pass."""
+    repeat as a dot, the median as a line labelled with its multiple of the one-token pass at a few sizes
+    (hover gives every one): Home shows it in a column 220 px wide, where a label at every size overlapped."""
     fig = go.Figure()
-    shown = _spaced(cost["tokens"])  # labels and ticks: sizes close on the log axis (12, 13) would overlap
+    labelled, ticks = _spaced(cost["tokens"], 4), _spaced(cost["tokens"], 2)  # log axis: a label per 2 octaves
     for i, ((name, curve), color) in enumerate(zip(cost["curves"].items(), COST_COLORS)):
         for n, runs in zip(cost["tokens"], curve["all_ms"]):
             fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
                                      marker=dict(color=COLORS[color], size=5, opacity=0.35)))
         med = curve["median_ms"]
+        times = [f"{m / med[0]:.2f}×" for m in med]
         fig.add_trace(go.Scatter(x=cost["tokens"], y=med, mode="lines+markers+text", name=name,
-                                 text=[f"{m / med[0]:.2f}×" if n in shown else "" for n, m in zip(cost["tokens"], med)],
+                                 text=[t if n in labelled else "" for n, t in zip(cost["tokens"], times)],
                                  textposition="top center" if i % 2 else "bottom center", cliponaxis=False,
-                                 line=dict(color=COLORS[color], width=3),
-                                 hovertemplate="%{x} tokens: %{y:.1f} ms<extra>" + name + "</extra>"))
-    fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=shown, tickangle=0)
+                                 line=dict(color=COLORS[color], width=3), customdata=times,
+                                 hovertemplate="%{x} tokens: %{y:.1f} ms, %{customdata}<extra>" + name + "</extra>"))
+    fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=ticks, tickangle=0)
     fig.update_yaxes(title="ms (label: × the 1-token pass)", rangemode="tozero")
     threads = cost.get("threads", "?")  # the title is short: a narrow column wraps it in two lines, no more
     return layout(fig, f"{cost['model'].split('/')[-1]} on {cost['device']}, {threads} thread"
                        + ("" if threads == 1 else "s"), height)
 
 
-def _spaced(sizes: list[int], ratio: float = 1.3) -> list[int]:
-    """The sizes to label: the first, then each at least `ratio` times the last one labelled."""
+def _spaced(sizes: list[int], ratio: float) -> list[int]:
+    """The sizes to mark: the largest, then down from it each at most 1/`ratio` of the last one marked."""
     shown = []
-    for n in sizes:
-        if not shown or n >= ratio * shown[-1]:
+    for n in reversed(sizes):
+        if not shown or n * ratio <= shown[-1]:
             shown.append(n)
-    return shown
+    return shown[::-1]

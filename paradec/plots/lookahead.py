@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from .. import records
 from ..trace import Step, Trace
-from .style import COLORS, layout
+from .style import COLORS, MIN_TEXT, cell_chars, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -105,14 +105,15 @@ def window_figure(trace: Trace, i: int, height: int = 260) -> go.Figure:
     names = [f"level {j}" for j in range(n_levels)] + (["prediction"] if added else [])
     z = [[0.5 if j == n_levels else 0.0 for _ in row] for j, row in enumerate(grid)]
     z[0][0] = 1.0  # the pending token: committed, not a guess
-    text = [[label(trace.text_of(t))[:7] for t in row] for row in grid]
+    chars = cell_chars(len(grid[0]))  # a long window's cells are narrow: what fits, hover shows the rest
+    text = [[label(trace.text_of(t))[:chars] for t in row] for row in grid]
     hover = [[f"{names[j]}, column {c}, position +{c + j}: {label(trace.text_of(t))}" for c, t in enumerate(row)]
              for j, row in enumerate(grid)]
     hover[0][0] = f"the pending token {label(trace.text_of(grid[0][0]))}: every trajectory starts from it"
     scale = [[0, "#dbe9f6"], [0.5, "#c7e9c0"], [1, COLORS["pending"]]]
     fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
                                colorscale=scale, zmin=0, zmax=1, showscale=False, xgap=3, ygap=3,
-                               textfont=dict(size=11)))
+                               textfont=dict(size=MIN_TEXT)))
     for c, new in enumerate(_column_is_new(trace, i)):
         fig.add_shape(type="rect", x0=c - 0.46, x1=c + 0.46, y0=-0.46, y1=len(grid) - 0.54,
                       line=dict(color="black" if new else "#999", width=2, dash="solid" if new else "dot"))

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from .. import tree
 from ..trace import Trace
-from .style import COLORS, layout
+from .style import COLORS, MIN_TEXT, cell_chars, layout
 from .tokens import label
 
 
@@ -61,7 +61,8 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
     used = {(n.depth, r) for n, r in zip(s.nodes, s.record.rank)}
     won = {(d + 1, r) for d, r in enumerate(winner(trace, i))}
     z = [[p for _, p in row] for row in top]
-    text = [[label(trace.text_of(t))[:7] for t, _ in row] for row in top]
+    chars = cell_chars(len(top[0]) if top else 1)  # a wide top-k's cells are narrow: hover shows the rest
+    text = [[label(trace.text_of(t))[:chars] for t, _ in row] for row in top]
 
     def place(cell):  # where a (head, rank) cell stands in this step's tree
         return "on the winning path" if cell in won else "in the tree" if cell in used else "not in the tree"
@@ -71,7 +72,7 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
               for r, (t, p) in enumerate(row)] for d, row in enumerate(top)]
     fig = go.Figure(go.Heatmap(z=z, text=text, texttemplate="%{text}", hovertext=hover, hoverinfo="text",
                                colorscale="Blues", zmin=0, zmax=1, showscale=False, xgap=2, ygap=2,
-                               textfont=dict(size=12)))  # a fixed size: plotly would shrink it to fit the cell
+                               textfont=dict(size=MIN_TEXT)))  # a fixed size: plotly would shrink it to fit the cell
     for d, r in used:
         fig.add_shape(type="rect", x0=r - 0.5, x1=r + 0.5, y0=d - 1.5, y1=d - 0.5,
                       line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444",

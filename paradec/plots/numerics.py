@@ -35,9 +35,11 @@ def top_figure(run: dict, height: int = 300) -> go.Figure:
     """Each run's top tokens at the step where the texts part: a near-tie that rounding flips."""
     tops = run["top_at_part"]
     order = list(dict.fromkeys(t for top in tops.values() for t, _ in top))
+    # Standing up and not shrunk to its bar, a near tie's three decimals fit over a bar 16 px wide.
     fig = go.Figure([go.Bar(x=[label(_text(run, t)) for t in order], y=[dict(top).get(t, 0) for t in order],
                             name=dtype, marker_color=DTYPE_COLORS[dtype],
-                            text=[f"{dict(top).get(t, 0):.3f}" for t in order], textposition="outside")
+                            text=[f"{dict(top).get(t, 0):.3f}" for t in order], textposition="outside",
+                            textangle=-90, constraintext="inside")
                      for dtype, top in tops.items()])
     fig.update_yaxes(title="probability", range=[0, max(p for top in tops.values() for _, p in top) * 1.3])
     fig.update_xaxes(title=f"candidates for answer token {run['parts_at'] + 1}")

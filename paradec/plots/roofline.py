@@ -63,8 +63,7 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte moved)",
                      range=[math.log10(lo), math.log10(hi)])  # fitted to the points, roof and ridge
     fig.update_yaxes(type="log", title="FLOP/s", range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
-    layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height)
-    return fig.update_layout(legend=dict(orientation="v", x=1.01, xanchor="left", y=1, yanchor="top"))  # outside
+    return layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height, legend="right")
 
 
 def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatter]:

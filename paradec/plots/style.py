@@ -35,28 +35,42 @@ def wrap(text: str | None, width: int) -> str | None:
     return text[:cut] + "<br>" + text[cut + 1 :]
 
 
-# Where a figure's legend goes (layout's `legend`). top: one row right under the title. right: a column right
-# of the plot, for a full-width figure with many entries (a row under the title wraps upwards over the title
-# when it does not fit). below: under the x axis's title, where wrapping grows it into room kept for it, for
-# a figure in a third of a 1024-px page.
-LEGENDS = {"top": dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
-           "right": dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02),
-           "below": dict(orientation="h", yref="container", yanchor="bottom", y=0, xanchor="left", x=0)}
+# Where a figure's legend goes (layout's `legend`). below: rows at the foot of the figure, under the x axis's
+# title, in room plotly reserves for them (container coordinates): a row that wraps in a narrow column shrinks
+# the plot instead of running over the title or the axes, as a row under the title did; entries in trace order.
+# right: a column right of the plot, for a figure a whole row wide with many entries.
+LEGENDS = {"below": dict(orientation="h", xref="container", yref="container", yanchor="bottom", y=0,
+                         xanchor="left", x=0, traceorder="normal"),
+           "right": dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.02)}
+LEGEND_ROW = 30  # px a legend below adds to the figure's height, so that its plot keeps the height asked for
+# px of an entry in a legend column, and of the x axis under the plot: plotly scrolls a column taller than the
+# plot, so a figure is made tall enough for all of its entries
+ENTRY, X_AXIS = 22, 80
+LINE, TOP, GAP = 18, 6, 20  # px: a 14-px title line, the room above the title, and under it for bar labels
+MIN_TEXT = 11  # px: the smallest text a figure may draw; plotly hides a bar's label rather than shrink it more
+STAGE_PX = 560  # px the player's stage gives a figure of a whole row at a 1024-px window
+CHAR_PX = 7  # px a cell needs per character of MIN_TEXT text (a wide one: ↵, m, <)
 
 
-def layout(fig, title: str | None = None, height: int = 300, legend: str = "top"):
+def layout(fig, title: str | None = None, height: int = 300, legend: str = "below"):
     """The compact look every figure shares (fits a 1280x720 projector): long titles in two lines, log axes
-    labelled by decade (plotly's in-between labels are 9 px). The TEMPLATE is left to whoever shows the
-    figure: copying it into each figure took two thirds of drawing a player frame. legend: see LEGENDS."""
+    labelled by decade (plotly's in-between labels are 9 px), no text under MIN_TEXT, a bar's label above
+    its bar free to stand in the margin. The TEMPLATE is left to whoever shows the figure: copying it into
+    each figure took two thirds of drawing a player frame. legend: see LEGENDS."""
     title = wrap(title, 26)
-    two = bool(title and "<br>" in title)  # plotly puts a second line ABOVE a top-anchored title: move it down
-    below = legend == "below"  # 60 px more at the bottom for it, 30 fewer at the top where no legend row is
+    lines = title.count("<br>") + 1 if title else 1
+    entries = _legend_entries(fig)
+    top = TOP + LINE * lines + GAP if title else 30
+    total = (height + LEGEND_ROW) if legend == "below" and entries else max(height, top + ENTRY * entries + X_AXIS)
+    # plotly puts a second line ABOVE a top-anchored title: move it down by one line
+    title_y = 1 - (TOP + LINE * (lines - 1)) / total
     fig.update_layout(
-        title=dict(text=title, y=0.98 - (18 / height if two else 0), yanchor="top", x=0.01, font=dict(size=14)),
-        height=height + (60 if below else 0), font=dict(size=12), legend=LEGENDS[legend],
-        margin=dict(l=10, r=10, t=(62 if title else 30) + (18 if two else 0) - (30 if below else 0),
-                    b=70 if below else 10),
+        title=dict(text=title, yref="container", y=title_y, yanchor="top", x=0.01, font=dict(size=14)),
+        height=total, font=dict(size=12), legend=LEGENDS[legend],
+        uniformtext=dict(minsize=MIN_TEXT, mode="hide"),
+        margin=dict(l=10, r=10, t=top, b=10),
     )
+    fig.update_traces(cliponaxis=False, selector=dict(type="bar", textposition="outside"))
     for axis in ("xaxis", "yaxis"):
         ax = fig.layout[axis]
         if ax.title.text:
@@ -64,6 +78,22 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "top"
         if ax.type == "log" and ax.dtick is None:
             ax.dtick = 1
     return fig
+
+
+def cell_chars(columns: int, width: int = STAGE_PX, most: int = 7) -> int:
+    """How many characters of a token a heatmap cell shows when `columns` cells share a figure `width` px
+    wide (its axis labels and margins take about 60): at most `most`, and 0 under two (hover shows it)."""
+    chars = min(most, int(((width - 60) / columns - 6) // CHAR_PX))
+    return chars if chars >= 2 else 0
+
+
+def _legend_entries(fig) -> int:
+    """How many entries plotly's legend will list: none when it shows no legend (one trace, by default)."""
+    shown = [d for d in fig.data if d.showlegend or (d.showlegend is None and d.type != "heatmap")]
+    if fig.layout.showlegend is False or (fig.layout.showlegend is None and len(shown) < 2
+                                          and not any(d.showlegend for d in shown)):
+        return 0
+    return len(shown)
 
 
 def label_room(fig, right: list[str], left: list[str] = (), px_per_char: int = 7):

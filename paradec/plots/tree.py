@@ -80,6 +80,7 @@ def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int =
     fig.add_trace(go.Scatter(
         x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
         text=[label(trace.text_of(g.nodes[v]["token"])) for v in verts], textposition="top center",
+        cliponaxis=False,  # the top leaf's label stands over the plot area when its node is the big selected one
         hovertext=[_hover(trace, g, v) for v in verts], hoverinfo="text", showlegend=False,
         customdata=[v if isinstance(v, int) else -1 for v in verts],
         marker=dict(

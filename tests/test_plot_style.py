@@ -1,0 +1,37 @@
+"""The shared figure look (paradec.plots.style): legends off the title, no text under 11 px, token text in a
+heatmap cell only as much as fits. The browser test (tests/ui_page_checks.js) checks the drawn result."""
+import plotly.graph_objects as go
+
+from paradec.plots import jacobi, style
+from tests.test_plots import jacobi_trace
+
+
+def test_a_legend_stands_under_the_plot_in_room_kept_for_it():
+    bars = [go.Bar(x=[1], y=[1], name="a", text=["1"], textposition="outside"), go.Bar(x=[1], y=[2], name="b")]
+    fig = style.layout(go.Figure(bars), "a title long enough to wrap in two lines", 240)
+    assert (fig.layout.legend.yref, fig.layout.legend.y, fig.layout.legend.yanchor) == ("container", 0, "bottom")
+    assert fig.layout.height == 240 + style.LEGEND_ROW
+    assert "<br>" in fig.layout.title.text and fig.layout.margin.t == style.TOP + 2 * style.LINE + style.GAP
+    assert fig.data[0].cliponaxis is False  # a label over the highest bar may stand in the margin
+    alone = style.layout(go.Figure(go.Bar(x=[1], y=[1], name="only")), "t", 240)
+    assert alone.layout.height == 240  # one trace: plotly shows no legend, so no row is kept for one
+
+
+def test_a_legend_column_never_scrolls():
+    fig = style.layout(go.Figure([go.Scatter(x=[1], y=[1], name=str(k)) for k in range(12)]), "t", 240, "right")
+    assert fig.layout.legend.x > 1
+    assert fig.layout.height >= fig.layout.margin.t + style.ENTRY * 12 + style.X_AXIS
+
+
+def test_no_text_is_shrunk_under_the_minimum():
+    fig = style.layout(go.Figure(go.Bar(x=[1], y=[1], text=["1"])), "t")
+    assert fig.layout.uniformtext.minsize == style.MIN_TEXT == 11 and fig.layout.uniformtext.mode == "hide"
+
+
+def test_a_cell_shows_what_fits_of_its_token_or_nothing():
+    assert style.cell_chars(4) == 7  # wide cells: the most asked for
+    assert style.cell_chars(17) == 3  # Jacobi's grid in the player at a 1024-px window
+    assert style.cell_chars(17, 270) == 0  # the same grid in half the page: hover shows the tokens
+    narrow = jacobi.grid_figure(jacobi_trace(), 1, width=120)
+    assert not any(c for row in narrow.data[0].text for c in row)
+    assert narrow.layout.xaxis.dtick == 2  # four positions in 60 px: a number every other one
