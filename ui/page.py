@@ -29,15 +29,12 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     if title:
         st.title(title)
     presenter.notice(notice)
-    with presenter.fold("About this method"):
-        st.markdown(intro)
-        if more:
-            with st.expander("The numbers behind this page, on this machine"):
-                st.markdown(more)
+    about = st.container()  # the intro, above the buttons (in presenter mode, behind one of them)
     classroom.note()
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
     # One row that wraps on a narrow screen: each button as wide as its label, never cut.
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
+    _intro(row.popover("About this method", icon=":material/info:") if presenter.on() else about, intro, more)
     with row.popover("How it works", icon=":material/school:"):
         st.markdown(how)
     with row.popover("Parameters", icon=":material/tune:"):
@@ -47,13 +44,21 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return
-    st.caption(_describe(trace))
+    st.caption(_describe(trace, short=presenter.on()))
     versus = st.empty()  # a live run's speed-up, once AR has decoded its prompt (after the player is drawn)
     # The player plays in the browser; when it stops, only the replay reruns (a fragment).
     extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
     st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
     if run_key is not None and method != "ar":
         _versus_ar(run_key, trace, versus)
+
+
+def _intro(where, intro: str, more: str) -> None:
+    with where:
+        st.markdown(intro)
+        if more:
+            with st.expander("The numbers behind this page, on this machine"):
+                st.markdown(more)
 
 
 def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra) -> None:
@@ -66,13 +71,16 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
     share(trace, figs, ns, params)
 
 
-def _describe(t: Trace) -> str:
+def _describe(t: Trace, short: bool = False) -> str:
+    """The replayed run in one line; short: its method, sampling, tokens and τ (presenter mode)."""
     temp = t.sampling.get("temperature", 0)
     mode = ("greedy" if temp <= 0
             else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
     draft = f" · draft: {t.draft_model}" if t.draft_model else ""
     params = ", ".join(f"{k} = {v if v != '' else 'default'}" for k, v in (t.params or {}).items())
     params = f" ({params})" if params else ""
+    if short:
+        return f"Trace: {t.method} · {mode} · {t.new_tokens} tokens in {len(t.steps)} target forwards (τ = {t.tau:.2f})"
     return (f"Trace: {t.method}{params} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in {len(t.steps)}"
             f" target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
 

@@ -30,7 +30,8 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
     export). panels(trace, i) draws the method's own details; extra: its own animated stage panels."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
-    st.caption(narrate.lesson_note(trace))
+    if not presenter.on():  # a presenter says it; the screen keeps its room for the player
+        st.caption(narrate.lesson_note(trace))
     _new_run_opens_on(trace, ns, start)
     i = player.init(ns, n, start) - 1
     sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
