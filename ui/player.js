@@ -1,25 +1,24 @@
 // The step player, drawn in the browser: buttons, a speed choice, the scrubber, the step's story,
-// the token stream and the stage's figures (Plotly.react on figures precomputed for every step).
+// the token stream and the stage's figures (plotly, on figures precomputed for every step).
 // Playing never waits on the server; the step goes back to Python (setStateValue) when it stops,
 // and the panels that Python draws below wait, dimmed, until then.
 const SPEEDS = [0.5, 1, 2, 4];
-
-function el(tag, cls, parent, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.appendChild(e);
-  return e;
-}
+const BUTTONS = [["first", "« First", "first step (Home)"], ["back", "‹ Back", "previous step (←)"],
+                 ["play", "▶ Play", "play / pause (Space)"], ["next", "Next ›", "next step (→)"],
+                 ["last", "Last »", "last step (End)"]];
+const KEYS = {" ": "play", ArrowLeft: "back", ArrowRight: "next", Home: "first", End: "last"};
+// Where keys already mean something (typing, choosing, another button): the player leaves them alone.
+const TAKES_KEYS = "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), " +
+  "[role=slider], [role=spinbutton], [role=combobox], [role=listbox], [role=textbox], [role=radio], " +
+  "[role=checkbox], [role=switch], [role=tab], [role=menuitem], [role=option]";
 
 function build(root) {
-  const P = {root, i: 1, n: 1, speed: 1, timer: null, frames: [], framesKey: null, pyStep: null, figs: {}};
-  const wrap = el("div", "pd-player", root);
-  const bar = el("div", "pd-bar", wrap);
+  const P = {root, i: 1, n: 1, speed: 1, timer: null, frames: [], framesKey: null, pyStep: null, figs: {},
+             want: {}, drawn: {}, inView: new Set(), stills: new Map(), width: 0, fit: {}};
+  P.wrap = el("div", "pd-player", root);
+  const bar = el("div", "pd-bar", P.wrap);
   P.buttons = {};
-  for (const [name, text, title] of [["first", "« First", "first step"], ["back", "‹ Back", "previous step"],
-                                      ["play", "▶ Play", "play / pause"], ["next", "Next ›", "next step"],
-                                      ["last", "Last »", "last step"]]) {
+  for (const [name, text, title] of BUTTONS) {
     const b = el("button", "pd-btn pd-" + name, bar, text);
     b.title = title;
     b.type = "button";
@@ -35,18 +34,13 @@ function build(root) {
     return b;
   });
   P.label = el("span", "pd-step-label", bar);
-  P.range = el("input", "pd-range", wrap);
+  P.range = el("input", "pd-range", P.wrap);
   P.range.type = "range";
   P.range.min = 1;
-  P.range.setAttribute("aria-label", "step");
-  P.note = el("div", "pd-note", wrap);
-  P.story = el("div", "pd-story", wrap);
-  P.stage = el("div", "pd-stage", wrap);
-  // Keep the figures as wide as their boxes when the window (or the sidebar) changes size.
-  new ResizeObserver(() => {
-    if (!window.Plotly) return;
-    for (const gd of Object.values(P.figs)) if (gd.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(gd);
-  }).observe(P.stage);
+  P.range.setAttribute("aria-label", "step (← → Home End)");
+  P.note = el("div", "pd-note", P.wrap);
+  P.story = el("div", "pd-story", P.wrap);
+  P.stage = el("div", "pd-stage", P.wrap);
   P.buttons.first.onclick = () => jump(P, 1);
   P.buttons.back.onclick = () => jump(P, P.i - 1);
   P.buttons.next.onclick = () => jump(P, P.i + 1);
@@ -54,7 +48,31 @@ function build(root) {
   P.buttons.play.onclick = () => (P.timer ? pause(P) : play(P));
   P.range.oninput = () => { stopTimer(P); show(P, Number(P.range.value)); };
   P.range.onchange = () => report(P);
+  watch(P);
+  keys(P);
   return P;
+}
+
+function keys(P) {
+  let ate = false;  // a Space the player used must not also press the focused button when it comes up
+  const down = (e) => {
+    if (!P.root.isConnected) { document.removeEventListener("keydown", down); return; }
+    const name = KEYS[e.key];
+    if (!name || e.ctrlKey || e.metaKey || e.altKey || e.defaultPrevented || elsewhere(P, e)) return;
+    if (document.querySelector(".pd-player") !== P.wrap) return;  // a page's first player takes the keys
+    e.preventDefault();
+    ate = e.key === " ";
+    if (!(name === "play" && e.repeat) && !P.buttons[name].disabled) P.buttons[name].click();  // held: once
+  };
+  document.addEventListener("keydown", down);
+  P.wrap.addEventListener("keyup", (e) => { if (ate && e.key === " ") e.preventDefault(); ate = false; });
+}
+
+function elsewhere(P, e) {  // the focus is where the key means something else
+  const t = e.target;
+  if (t === P.range) return e.key !== " ";  // the scrubber moves by itself on arrows, Home and End
+  if (!(t instanceof Element) || P.wrap.contains(t)) return false;
+  return t.matches(TAKES_KEYS) || !!t.closest("[role=listbox], [role=menu], [role=dialog]");
 }
 
 function setSpeed(P, s) {
@@ -92,6 +110,7 @@ function stopTimer(P) {
   if (P.timer) clearTimeout(P.timer);
   P.timer = null;
   playing(P, false);
+  later(P);
 }
 
 function playing(P, on) {
@@ -102,15 +121,14 @@ function playing(P, on) {
 }
 
 function note(P) {
-  const behind = P.pyStep !== P.i;
-  P.note.textContent = behind && !P.timer ? "" : P.timer
-    ? `Playing: the panels below the player catch up with step ${P.i} when you pause.` : "";
+  P.note.textContent = P.timer ? `Playing: the panels below the player catch up with step ${P.i} when you pause.`
+    : "";
 }
 
 function report(P) {
   clearTimeout(P.reportTimer);  // a burst of clicks sends one step back to Python
   P.reportTimer = setTimeout(() => {
-    if (P.pyStep !== P.i && P.setState) P.setState("step", [P.i, Date.now()]);
+    if (P.pyStep !== P.i && P.setState) P.setState("step", [P.sent = P.i, Date.now()]);
   }, 250);
 }
 
@@ -127,51 +145,47 @@ function show(P, i) {
     P.resume = !!P.timer;
     stopTimer(P);
     P.story.textContent = `Loading step ${i}…`;
+    P.storyOf = null;
     if (P.setState) P.setState("step", [i, Date.now()]);
     return;
   }
-  P.story.innerHTML = f.story;
-  for (const [name, html] of Object.entries(f.html || {})) P.figs[name].innerHTML = html;
-  for (const [name, fig] of Object.entries(f.figs || {})) draw(P, name, fig);
+  if (P.storyOf !== f) P.story.innerHTML = f.story;
+  P.storyOf = f;
+  P.want = Object.assign({}, f.html, f.figs);
+  paint(P);
+  later(P);
   note(P);
 }
 
-function draw(P, name, fig) {
-  const gd = P.figs[name];
-  if (!window.Plotly) { P.waiting = true; return; }  // Streamlit loads plotly.js with its first chart
-  const layout = Object.assign({}, fig.layout, {template: P.template, autosize: true});
-  // The box keeps the figure's height: a redraw after a resize had left it 0 px tall, the figure spilling
-  // over what follows.
-  if (layout.height) gd.style.minHeight = `${layout.height}px`;
-  window.Plotly.react(gd, fig.data, layout, {displaylogo: false, responsive: true});
-}
-
-function stageLayout(P, panels) {
-  P.stage.innerHTML = "";
-  P.figs = {};
-  for (const row of panels) {
-    const r = el("div", "pd-row", P.stage);
-    r.style.gridTemplateColumns = row.map((p) => p.width + "fr").join(" ");
-    for (const p of row) {
-      const cell = el("div", "pd-cell", r);
-      const h = el("div", "pd-head", cell);
-      el("span", "pd-title", h, p.title);
-      for (const b of p.badges) el("span", "pd-badge pd-" + b.kind, h, b.text).title = b.help;
-      if (p.help) el("span", "pd-help", h, "?").title = p.help;
-      P.figs[p.name] = el("div", p.html ? "pd-html" : "pd-fig", cell);
-      if (p.caption) el("div", "pd-caption", cell, p.caption);
-    }
+function load(P, data) {  // a new trace, or other stage panels
+  stopTimer(P);
+  P.framesKey = data.key;
+  P.frames = JSON.parse(data.frames);
+  P.frames.forEach((f, k) => {  // a figure the same as the step before's comes as null
+    for (const name of Object.keys(f.figs || {})) if (f.figs[name] === null) f.figs[name] = P.frames[k - 1].figs[name];
+  });
+  P.template = data.template ? JSON.parse(data.template) : undefined;
+  P.offset = data.offset || 0;  // frames[0] is step offset + 1
+  P.n = data.n || P.frames.length;
+  P.range.max = P.n;
+  P.range.disabled = P.n === 1;
+  P.buttons.play.disabled = P.n === 1;
+  if (P.framesLayout !== JSON.stringify(data.panels)) {
+    P.framesLayout = JSON.stringify(data.panels);
+    stageLayout(P, data.panels);
   }
+  forget(P);
+  P.pyStep = null;
+  P.picked = P.override = null;
 }
 
-function waitForPlotly(P) {
-  if (!P.waiting) return;
-  const t0 = performance.now();
-  const poll = () => {
-    if (window.Plotly) { P.waiting = false; show(P, P.i); return; }
-    if (performance.now() - t0 < 20000) setTimeout(poll, 100);
-  };
-  poll();
+function pick(P, data) {  // the node picked below, highlighted in its step's frame; unpicked, the frame as sent
+  const override = data.override ? JSON.stringify(data.override) : null;
+  if (override === P.override) return;
+  if (P.picked) P.frames[P.picked.k] = P.picked.frame;
+  P.override = override;
+  P.picked = override ? {k: data.step - 1 - P.offset, frame: P.frames[data.step - 1 - P.offset]} : null;
+  if (P.picked) P.frames[P.picked.k] = data.override;
 }
 
 export default function (component) {
@@ -183,26 +197,14 @@ export default function (component) {
   }
   P.setState = setStateValue;
   P.ns = data.ns;
-  if (data.key !== P.framesKey) {  // a new trace, or other stage panels: rebuild
-    stopTimer(P);
-    P.framesKey = data.key;
-    P.frames = JSON.parse(data.frames);
-    P.template = data.template ? JSON.parse(data.template) : undefined;
-    P.offset = data.offset || 0;  // frames[0] is step offset + 1
-    P.n = data.n || P.frames.length;
-    P.range.max = P.n;
-    P.range.disabled = P.n === 1;
-    P.buttons.play.disabled = P.n === 1;
-    if (P.framesLayout !== JSON.stringify(data.panels)) {
-      P.framesLayout = JSON.stringify(data.panels);
-      stageLayout(P, data.panels);
-    }
-    P.pyStep = null;
-  }
-  if (data.override) P.frames[data.step - 1 - P.offset] = data.override;  // the node picked below, this step
-  if (data.step !== P.pyStep) {  // Python moved (the URL, a link, a pause that came back): follow it
+  const fresh = data.key !== P.framesKey;
+  if (fresh) load(P, data);
+  present(P, data.presenter, fresh);
+  pick(P, data);
+  if (data.step !== P.pyStep) {  // Python moved (the URL, a link, a new window of steps): follow it
     P.pyStep = data.step;
-    if (!P.timer) show(P, data.step);
+    const echo = data.step === P.sent && !fresh;  // the step this player sent, which it may have left since
+    if (!P.timer && !echo) show(P, data.step);
   } else if (!P.timer) {
     show(P, P.i);
   }
@@ -210,6 +212,5 @@ export default function (component) {
     P.resume = false;
     play(P);
   }
-  waitForPlotly(P);
   return () => stopTimer(P);
 }

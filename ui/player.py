@@ -1,6 +1,7 @@
-"""The step player. It runs in the browser (ui/player.js, a Streamlit v2 component): the buttons, the
-speed, the scrubber, the step's story and the stage's figures all change together there, from frames
-precomputed for every step, so playing keeps up with the chosen speed and never waits on the server.
+"""The step player. It runs in the browser (ui/player.js and its stage, ui/player_stage.js: a Streamlit v2
+component): the buttons, the speed, the scrubber, the step's story and the stage's figures all change together
+there, from frames precomputed for every step, so playing keeps up with the chosen speed and never waits on the
+server. Keys: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 When the player stops, it sends its step back: the panels Python draws (the details) follow, and
 the step lives in the URL (?step=N, 1-based) so a teacher can link it."""
 from __future__ import annotations
@@ -11,8 +12,9 @@ from pathlib import Path
 import streamlit as st
 
 HERE = Path(__file__).resolve().parent
-_PLAYER = st.components.v2.component("paradec.player", js=(HERE / "player.js").read_text(),
-                                     css=(HERE / "player.css").read_text(), isolate_styles=False)
+_JS = "\n".join((HERE / name).read_text() for name in ("player_stage.js", "player.js"))  # one module
+_PLAYER = st.components.v2.component("paradec.player", js=_JS, css=(HERE / "player.css").read_text(),
+                                     isolate_styles=False)
 
 
 def _k(ns: str, what: str) -> str:
@@ -38,10 +40,12 @@ def _moved(ns: str) -> None:
         st.session_state[_k(ns, "step")] = value[0]
 
 
-def show(ns: str, n: int, stage: dict, start: int = 1) -> int:
-    """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show."""
+def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False) -> int:
+    """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show. presenter: the
+    draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once."""
     step = init(ns, n, start)
-    _PLAYER(key=_k(ns, "player"), data={**stage, "ns": ns, "step": step}, on_step_change=partial(_moved, ns))
+    _PLAYER(key=_k(ns, "player"), data={**stage, "ns": ns, "step": step, "presenter": presenter},
+            on_step_change=partial(_moved, ns))
     st.query_params["step"] = str(st.session_state[_k(ns, "step")])
     return st.session_state[_k(ns, "step")] - 1
 

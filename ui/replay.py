@@ -36,7 +36,7 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     i = player.init(ns, n, start) - 1
     sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
-    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start)
+    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter=presenter.on())
     with presenter.fold("This step's details: the drafted tokens' numbers, the microscope, the KPIs"), \
             player.details(ns):
         st.markdown(f"#### Details of step {i + 1}", help="Everything below follows the player when it stops "

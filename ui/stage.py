@@ -67,7 +67,31 @@ MASK_CAPTION = "Hover a cell: who sees what, and why."
 def fig_json(fig: go.Figure) -> dict:
     d = fig.to_plotly_json()
     d["layout"].pop("template", None)  # sent once for all frames
-    return json.loads(json.dumps(d, cls=PlotlyJSONEncoder))  # numpy arrays and the like, as plain JSON
+    d = json.loads(json.dumps(d, cls=PlotlyJSONEncoder))  # numpy arrays and the like, as plain JSON
+    d["data"] = lines_merged(d["data"])
+    return d
+
+
+LINE = {"type", "mode", "x", "y", "line", "hoverinfo", "showlegend"}  # a line trace that is only a line
+
+
+def lines_merged(data: list[dict]) -> list[dict]:
+    """Line traces drawn alike (no hover, no legend) as one, their segments parted by gaps, where the first
+    was: plotly draws each trace apart, and a tree's one trace per edge doubled the time to draw it."""
+    out, kept = [], {}
+    for t in data:
+        bare = t.get("mode") == "lines" and t.get("hoverinfo") == "skip" and t.get("showlegend") is False
+        if not bare or set(t) - LINE:
+            out.append(t)
+            continue
+        like = json.dumps({k: v for k, v in t.items() if k not in ("x", "y")}, sort_keys=True)
+        if like in kept:
+            kept[like]["x"] += [None, *t["x"]]
+            kept[like]["y"] += [None, *t["y"]]
+        else:
+            kept[like] = {**t, "x": list(t["x"]), "y": list(t["y"])}
+            out.append(kept[like])
+    return out
 
 
 def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
@@ -118,12 +142,24 @@ def window(i: int, n: int) -> range:
     return range(lo, min(n, lo + WINDOW))
 
 
+def shared(frames: list[dict]) -> list[dict]:
+    """A figure the same as the step before's goes as null: the browser keeps the one it drew (and skips a redraw)."""
+    last: dict = {}
+    for f in frames:
+        for name, fig in f["figs"].items():
+            if last.get(name) == fig:
+                f["figs"][name] = None
+            else:
+                last[name] = fig
+    return frames
+
+
 def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None) -> dict:
     """The player's data: frames for the steps around step i (cached per trace), the boxes, and step i's
     frame redrawn with the node picked below highlighted."""
     steps = window(i, len(trace.steps))
     key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
-    frames = frames_json(key, trace, lambda: [frame(trace, k, show_rejected, extra) for k in steps])
+    frames = frames_json(key, trace, lambda: shared([frame(trace, k, show_rejected, extra) for k in steps]))
     return {"key": key, "frames": frames, "template": template(), "offset": steps.start, "n": len(trace.steps),
             "panels": [[p.spec() for p in row] for row in rows(trace, extra)],
             "override": frame(trace, i, show_rejected, extra, selected) if selected is not None else None}
