@@ -1,7 +1,8 @@
 // The step player, drawn in the browser: buttons, a speed choice, the scrubber, the step's story,
 // the token stream and the stage's figures (plotly, on figures precomputed for every step).
 // Playing never waits on the server; the step goes back to Python (setStateValue) when it stops,
-// and the panels that Python draws below wait, dimmed, until then.
+// and the panels that Python draws below wait, dimmed, until then. Keys, unless the focus is where they
+// mean something else: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 const SPEEDS = [0.5, 1, 2, 4];
 const BUTTONS = [["first", "« First", "first step (Home)"], ["back", "‹ Back", "previous step (←)"],
                  ["play", "▶ Play", "play / pause (Space)"], ["next", "Next ›", "next step (→)"],

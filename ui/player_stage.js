@@ -162,7 +162,7 @@ function stageLayout(P, panels) {
 }
 
 // Presenter: the tree and the mask, one over the other beside the controls and story, share the window's
-// height in proportion to the tallest each gets in this trace (a combined mask is twice a tree), not under
+// height in proportion to the tallest each gets in this trace (a tree grows with its leaves), not under
 // MIN_FIT px each.
 function fit(P) {
   P.fit = {};

@@ -77,7 +77,7 @@ LINE = {"type", "mode", "x", "y", "line", "hoverinfo", "showlegend"}  # a line t
 
 def lines_merged(data: list[dict]) -> list[dict]:
     """Line traces drawn alike (no hover, no legend) as one, their segments parted by gaps, where the first
-    was: plotly draws each trace apart, and a tree's one trace per edge doubled the time to draw it."""
+    was: plotly lays out each trace apart, and a tree drawn one trace per edge took half as long again."""
     out, kept = [], {}
     for t in data:
         bare = t.get("mode") == "lines" and t.get("hoverinfo") == "skip" and t.get("showlegend") is False
