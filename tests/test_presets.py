@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from paradec import hub, presets
+from paradec import catalog, hub, presets
 from paradec.presets import DeviceInfo, Model
 
 from helpers import APP
@@ -250,14 +250,16 @@ def test_sidebar_shows_a_hub_failure_in_one_line(monkeypatch):
 
 
 def test_page_controls_open_on_the_devices_sizes(monkeypatch):
-    """Replaying: the page's own (this CPU's) values; live: the device profile's where it has one."""
+    """Replaying: the settings tuned for the CPU that recorded the runs; live: the device profile's where it has
+    one."""
     from types import SimpleNamespace
 
     from ui import live, sizing
 
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=False))
     cpu = sizing.defaults("eagle3")
-    assert {k: cpu[k] for k in ("depth", "top_k", "total_tokens")} == {"depth": 4, "top_k": 4, "total_tokens": 11}
+    tuned = presets.tuned("cpu")[0]["eagle3"]
+    assert {k: cpu[k] for k in tuned} == tuned and cpu["head"] == catalog.method("eagle3").defaults()["head"]
     monkeypatch.setattr(sizing, "current", lambda: SimpleNamespace(live=True))
     monkeypatch.setattr(live, "device_info", lambda: H100)
     assert sizing.defaults("eagle3") == {**cpu, "depth": 6, "top_k": 10, "total_tokens": 64}
