@@ -136,7 +136,10 @@ async () => {
     (player.querySelector(".pd-side") || player).scrollIntoView({block: "start"});
     player.querySelector(".pd-first").click();
     player.querySelector('.pd-speed[data-speed="4"]').click();
-    for (let k = 0; k < 30 && hasDetails && !details(1); k++) await sleep(100);  // the server's redraw, done
+    const running = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
+      === "running";
+    await sleep(400);  // the player tells the server its step; then the server's redraw, done
+    for (let k = 0; k < 30 && (running() || (hasDetails && !details(1))); k++) await sleep(100);
     const changes = [], seen = [];
     const onStep = new MutationObserver(() => changes.push([performance.now(), step()]));
     onStep.observe(player.querySelector(".pd-step-label"), {childList: true, characterData: true, subtree: true});
@@ -147,9 +150,12 @@ async () => {
     }
     if (player.parentElement.dataset.playing === "1") player.querySelector(".pd-play").click();  // pause
     onStep.disconnect();
-    const moves = changes.filter(([, s], k) => s !== (k ? changes[k - 1][1] : 1));
+    const all = changes.filter(([, s], k) => s !== (k ? changes[k - 1][1] : 1));
+    // a server redraw that lands after Play (a loaded machine) sends the player back once: count from there
+    const back = all.reduce((b, [, s], k) => (k && s < all[k - 1][1] ? k : b), 0);
+    const moves = all.slice(back);
     const [first, last] = [moves[0], moves[moves.length - 1]];
-    info.moved = last ? last[1] - 1 : 0;
+    info.moved = last ? last[1] - (back ? first[1] : 1) : 0;
     info.rate = moves.length > 1 ? +((last[1] - first[1]) / ((last[0] - first[0]) / 1000)).toFixed(2) : 0;
     info.slowest_ms = Math.round(Math.max(0, ...moves.slice(1).map(([t], k) => t - moves[k][0])));
     if (!(info.rate >= 3.5))
