@@ -93,6 +93,7 @@ function play(P) {
   const every = 1000 / P.speed;
   let due = performance.now() + every;
   const tick = () => {
+    if (!P.root.isConnected) { stopTimer(P); return; }  // the page went on without this player
     if (P.i >= P.n) { pause(P); return; }
     show(P, P.i + 1);
     due += every;  // keep to the chosen speed: a slow frame shortens the next wait
@@ -160,7 +161,7 @@ function show(P, i) {
 
 function load(P, data) {  // a new trace, or other stage panels
   stopTimer(P);
-  P.framesKey = data.key;
+  P.framesText = data.frames;
   P.frames = JSON.parse(data.frames);
   P.frames.forEach((f, k) => {  // a figure the same as the step before's comes as null
     for (const name of Object.keys(f.figs || {})) if (f.figs[name] === null) f.figs[name] = P.frames[k - 1].figs[name];
@@ -198,8 +199,12 @@ export default function (component) {
   }
   P.setState = setStateValue;
   P.ns = data.ns;
-  const fresh = data.key !== P.framesKey;
+  // A new key is a new trace, unless its steps are the very ones shown (a page that rebuilt its trace object):
+  // then playing goes on.
+  const fresh = data.key !== P.framesKey && (data.frames !== P.framesText || JSON.stringify(data.panels) !==
+    P.framesLayout);
   if (fresh) load(P, data);
+  P.framesKey = data.key;
   present(P, data.presenter, fresh);
   pick(P, data);
   if (data.step !== P.pyStep) {  // Python moved (the URL, a link, a new window of steps): follow it
@@ -213,5 +218,6 @@ export default function (component) {
     P.resume = false;
     play(P);
   }
-  return () => stopTimer(P);
+  // Streamlit also calls this when a newer rerun overtook this one before it got here (the player lives on).
+  return () => { if (!P.root.isConnected) stopTimer(P); };
 }
