@@ -151,8 +151,10 @@ async () => {
     if (player.parentElement.dataset.playing === "1") player.querySelector(".pd-play").click();  // pause
     onStep.disconnect();
     const all = changes.filter(([, s], k) => s !== (k ? changes[k - 1][1] : 1));
-    // a server redraw that lands after Play (a loaded machine) sends the player back once: count from there
+    // Nothing from the server moves a playing player: a step back is a bug (a late redraw once stopped it, when
+    // Streamlit ran the cleanup of a render a newer one had overtaken). The rate counts from the last one.
     const back = all.reduce((b, [, s], k) => (k && s < all[k - 1][1] ? k : b), 0);
+    if (back) problems.push(`the playing player went back from step ${all[back - 1][1]} to ${all[back][1]}`);
     const moves = all.slice(back);
     const [first, last] = [moves[0], moves[moves.length - 1]];
     info.moved = last ? last[1] - (back ? first[1] : 1) : 0;
