@@ -143,7 +143,9 @@ def _turn(k: Key, progress=None):
         if progress:
             progress(0.0, f"waiting for the model: {ahead} run(s) ahead of yours")
 
-    return _runner(k.device, k.dtype).turn(k.model, waiting)
+    runner = _runner(k.device, k.dtype)
+    _loaded(runner, k.model)  # on the torch thread: the lane belongs to the model, and asking for it loads it
+    return runner.turn(k.model, waiting)
 
 
 def _request(k: Key) -> dict:
