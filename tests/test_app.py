@@ -139,6 +139,16 @@ def test_imported_trace_is_replayed_and_can_be_dropped():
     assert sources.IMPORTED not in at.session_state or not at.session_state[sources.IMPORTED]
 
 
+def test_a_trace_that_replaces_another_opens_on_its_own_lesson_step():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("views/pld.py").run()
+    go_to(at, "pld", 7)
+    sampled = sources.load(sources.recorded("pld")["sampled"])
+    at.session_state[sources.IMPORTED] = {"pld": sampled}  # what an import does
+    at.run()
+    assert player(at, "pld")["step"] == narrate.lesson(sampled) + 1
+
+
 def live_app(**sidebar) -> AppTest:
     """The app in live mode. Sidebar values go in through session state: AppTest drops the
     sidebar's elements after a rerun under st.navigation, so they cannot be set as widgets."""

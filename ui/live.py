@@ -180,8 +180,7 @@ def _part(progress, j: int, n: int):
 def _decode(k: Key, progress=None) -> Trace:
     from paradec.runner import Request
 
-    runner = _runner(k.device, k.dtype)
-    _loaded(runner, k.model)
+    runner = _runner(k.device, k.dtype)  # its model loaded by _turn
     request = Request(k.method, k.prompt, json.loads(k.params), k.max_new_tokens, k.temperature, k.top_p, 0, k.seed,
                       k.draft, model=k.model)
     done = [0]

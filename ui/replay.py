@@ -32,8 +32,7 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     n, start = len(trace.steps), narrate.lesson(trace) + 1
     if not presenter.on():  # a presenter says it; the screen keeps its room for the player
         st.caption(narrate.lesson_note(trace))
-    _new_run_opens_on(trace, ns, start)
-    i = player.init(ns, n, start) - 1
+    i = player.init(ns, n, start, shown=[trace.method, trace.prompt, trace.wall_s, n]) - 1
     sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
     i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter=presenter.on())
@@ -49,15 +48,6 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         figs.update(_microscope(trace, i, sel, ns))
         figs.update(_kpis(trace, i, ns, analytic_k))
     return figs
-
-
-def _new_run_opens_on(trace: Trace, ns: str, start: int) -> None:
-    """A trace that replaces another on this page (a live run, an import) opens on its own first step worth
-    seeing, not on the step the last one was left at."""
-    shown, key = [trace.method, trace.prompt, trace.wall_s, len(trace.steps)], f"{ns}.shown"
-    if st.session_state.get(key, shown) != shown:
-        st.session_state[f"{ns}.step"] = start
-    st.session_state[key] = shown
 
 
 def _default_node(trace: Trace, i: int) -> int | None:
