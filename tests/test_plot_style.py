@@ -35,3 +35,19 @@ def test_a_cell_shows_what_fits_of_its_token_or_nothing():
     narrow = jacobi.grid_figure(jacobi_trace(), 1, width=120)
     assert not any(c for row in narrow.data[0].text for c in row)
     assert narrow.layout.xaxis.dtick == 2  # four positions in 60 px: a number every other one
+
+
+def test_assign_merges_like_plotly_update():
+    def fig():
+        f = go.Figure(go.Scatter(x=[1], y=[1]))
+        f.layout.title = dict(text="kept", font=dict(color="red"))
+        f.layout.xaxis.title = "x"
+        return f
+
+    values = dict(title=dict(yref="container", font=dict(size=14)), height=300, margin=dict(l=10, t=40),
+                  xaxis=dict(dtick=1, title="depth"), legend=style.LEGENDS["below"])
+    slow, fast = fig(), fig()
+    slow.update_layout(values)
+    style.assign(fast.layout, values)
+    assert fast.to_plotly_json() == slow.to_plotly_json()
+    assert fast.layout.title.text == "kept" and fast.layout.title.font.color == "red"  # merged, not replaced

@@ -123,18 +123,23 @@ def _keep(k, value) -> None:
         store[k] = value
 
 
-def run(k: Key, progress=None) -> Trace:
+def run(k: Key, progress=None, beside: Key | None = None) -> Trace:
     """Run (or fetch) the trace for key k; progress(fraction, text) is called while it waits for
-    its turn and after every step. Raises one of errors() with a one-line message."""
-    hit = cached(k)
-    if hit is None:
-        if k.backend:
-            hit = remote.run(k.backend, _request(k), progress)
-        else:
-            with _turn(k, progress):
-                hit = cached(k) or _decode(k, progress)  # the same run may have finished while this one waited
-        _keep(k, hit)
-    return hit
+    its turn and after every step. beside: a second run (AR's baseline) decoded right after k in the
+    same turn, before the page draws anything, so that nothing else (the browser drawing k's player on the
+    same machine) runs during one timing and not the other; fetch it with cached(beside). Raises one of
+    errors() with a one-line message."""
+    got = {key: cached(key) for key in (k, beside) if key is not None}
+    keys = [key for key, trace in got.items() if trace is None]
+    parts = [_part(progress, j, len(keys)) for j in range(len(keys))]
+    if keys and k.backend:
+        got.update({key: remote.run(key.backend, _request(key), part) for key, part in zip(keys, parts)})
+    elif keys:
+        with _turn(k, progress):  # the same run may have finished while this one waited
+            got.update({key: cached(key) or _decode(key, part) for key, part in zip(keys, parts)})
+    for key in keys:
+        _keep(key, got[key])
+    return got[k]
 
 
 def _turn(k: Key, progress=None):

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from .. import records
 from ..trace import Trace, rounded
 from .arena import bars_figure, finish_times, length_histogram
-from .style import COLORS, label_room, layout
+from .style import COLORS, assign, label_room, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -152,9 +152,9 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
         ))
     widest = max((r["drafted"] for r in depth_counts(cands)), default=1)
     deepest = max((c.depth for c in cands), default=1)
-    fig.update_xaxes(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8], showgrid=False,
-                     zeroline=False)
-    fig.update_yaxes(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2])
+    assign(fig.layout.xaxis, dict(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8],
+                                  showgrid=False, zeroline=False))
+    assign(fig.layout.yaxis, dict(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2]))
     layout(fig, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
     return label_room(fig, [label(trace.text_of(c.token)) for c in shown if c.depth == deepest],
                       [label(trace.text_of(pending_token(trace, i)))])

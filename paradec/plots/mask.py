@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from .. import tree
 from ..trace import Trace
 from .lookahead import window, window_cells
-from .style import COLORS, layout
+from .style import COLORS, assign, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -57,8 +57,8 @@ def mask_figure(trace: Trace, i: int, selected: int | None = None, height: int =
     if len(rows) > len(trace.steps[i].nodes) + 1:
         _label_branches(fig, len(trace.steps[i].nodes), len(rows))
         height = max(height, 26 * len(rows) + 130)  # a row per window token: keep the rows readable
-    fig.update_xaxes(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45)
-    fig.update_yaxes(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed")
+    assign(fig.layout.xaxis, dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45))
+    assign(fig.layout.yaxis, dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"))
     return layout(fig, height=height)
 
 

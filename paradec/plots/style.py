@@ -1,6 +1,8 @@
 """Colours and the honesty labels shared by every figure."""
 from __future__ import annotations
 
+from plotly.basedatatypes import BasePlotlyType
+
 # One colour per token fate; the token stream, the tree and the legends all use these.
 COLORS = {
     "accepted": "#2ca02c",  # accepted draft
@@ -64,13 +66,15 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "belo
     total = (height + LEGEND_ROW) if legend == "below" and entries else max(height, top + ENTRY * entries + X_AXIS)
     # plotly puts a second line ABOVE a top-anchored title: move it down by one line
     title_y = 1 - (TOP + LINE * (lines - 1)) / total
-    fig.update_layout(
+    assign(fig.layout, dict(
         title=dict(text=title, yref="container", y=title_y, yanchor="top", x=0.01, font=dict(size=14)),
         height=total, font=dict(size=12), legend=LEGENDS[legend],
         uniformtext=dict(minsize=MIN_TEXT, mode="hide"),
         margin=dict(l=10, r=10, t=top, b=10),
-    )
-    fig.update_traces(cliponaxis=False, selector=dict(type="bar", textposition="outside"))
+    ))
+    for bar in fig.data:
+        if bar.type == "bar" and bar.textposition == "outside":
+            bar.cliponaxis = False
     for axis in ("xaxis", "yaxis"):
         ax = fig.layout[axis]
         if ax.title.text:
@@ -78,6 +82,19 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "belo
         if ax.type == "log" and ax.dtick is None:
             ax.dtick = 1
     return fig
+
+
+def assign(obj, values: dict):
+    """obj.update(values) (a figure's layout, an axis), merging into the properties already set, by plain
+    item assignment: plotly's update() goes through its batch machinery, 16 times slower, and a player
+    builds a tree and a mask for every step of a trace while the user waits."""
+    for name, value in values.items():
+        child = obj[name]
+        if isinstance(value, dict) and isinstance(child, BasePlotlyType) and child.to_plotly_json():
+            assign(child, value)  # set already: merge into it
+        else:
+            obj[name] = value
+    return obj
 
 
 def cell_chars(columns: int, width: int = STAGE_PX, most: int = 7) -> int:
@@ -100,6 +117,8 @@ def label_room(fig, right: list[str], left: list[str] = (), px_per_char: int = 7
     """Room in the margins for the text labels drawn right of the last markers and left of the first:
     the x range is in data units, so at a narrow width a long token's label would run off the chart."""
     room = {side: 10 + px_per_char * max(map(len, labels), default=0) for side, labels in (("r", right), ("l", left))}
-    fig.update_layout(margin_r=room["r"], margin_l=room["l"])
-    fig.update_traces(cliponaxis=False, selector=dict(mode="markers+text"))
+    assign(fig.layout, dict(margin=dict(r=room["r"], l=room["l"])))
+    for labelled in fig.data:
+        if getattr(labelled, "mode", None) == "markers+text":
+            labelled.cliponaxis = False
     return fig

@@ -6,7 +6,7 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from ..trace import Trace
-from .style import COLORS, ORIGIN_LABELS, layout
+from .style import COLORS, ORIGIN_LABELS, assign, layout
 from .tokens import fmt, label
 
 ROOT, FINAL = "root", "final"
@@ -92,6 +92,6 @@ def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int =
     ))
     ys = [y for _, y in pos.values()]
     height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
-    fig.update_xaxes(title="depth (0 = pending token)", dtick=1, zeroline=False, showgrid=False)
-    fig.update_yaxes(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9])
+    assign(fig.layout.xaxis, dict(title="depth (0 = pending token)", dtick=1, zeroline=False, showgrid=False))
+    assign(fig.layout.yaxis, dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
     return layout(fig, height=height)
