@@ -100,7 +100,8 @@ def test_tree_figure_shows_every_token_the_accepted_path_and_the_selected_node(i
     outlined = [v for v, c in zip(verts, marks.marker.line.color) if c == "black"]
     assert big == outlined == ([] if selected is None else [selected])
     at = {(x, y): v for v, x, y in zip(verts, marks.x, marks.y)}
-    edges = {(at[e.x[0], e.y[0]], at[e.x[1], e.y[1]]): e.line.color for e in fig.data[:-1]}
+    edges = {(at[e.x[k], e.y[k]], at[e.x[k + 1], e.y[k + 1]]): e.line.color  # segments, None between them
+             for e in fig.data[:-1] for k in range(0, len(e.x), 3)}
     assert set(edges) == hot | cold
     assert {e for e, colour in edges.items() if colour == COLORS["accepted"]} == hot
 

@@ -69,12 +69,16 @@ def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int =
     pos = positions(g)
     on_path = {ROOT, FINAL, *step.accepted}
     fig = go.Figure()
+    styles: dict[tuple[bool, bool], tuple[list, list]] = {}  # one trace per edge style (None breaks the line)
     for a, b in g.edges:
-        hot = a in on_path and b in on_path
+        xs, ys = styles.setdefault((a in on_path and b in on_path, b == FINAL), ([], []))
+        xs += [pos[a][0], pos[b][0], None]
+        ys += [pos[a][1], pos[b][1], None]
+    for (hot, final), (xs, ys) in styles.items():
         fig.add_trace(go.Scatter(
-            x=[pos[a][0], pos[b][0]], y=[pos[a][1], pos[b][1]], mode="lines", hoverinfo="skip", showlegend=False,
+            x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
             line=dict(color=COLORS["accepted"] if hot else "#bbbbbb", width=5 if hot else 2,
-                      dash="dot" if b == FINAL else "solid"),
+                      dash="dot" if final else "solid"),
         ))
     verts = list(g.nodes)
     fig.add_trace(go.Scatter(
