@@ -4,7 +4,8 @@ at 1920x1080, ends with its "Next:" link, no text is cut by its box or under 11 
 11 px as drawn, cut by its chart, plot area or legend, or over other chart text, nor a legend over a title;
 on every page with a player it keeps 3.5 of 4 steps/s with its figures in view, its step text equals its
 scrubber, and the details follow it (tests/ui_page_checks.js). The first request to each fresh server is a
-deep link; in presenter mode (?present=1) every method page fits in three 1024x768 screens."""
+deep link, and each page is opened first on a server of its own; in presenter mode (?present=1) every method
+page passes the same checks at both sizes and fits in three 1024x768 screens."""
 import importlib.util
 import json
 import shutil
@@ -62,7 +63,62 @@ def test_every_page_in_chromium_at_both_sizes(tmp_path):
 
 def test_method_pages_in_presenter_mode_fit_three_projector_screens(tmp_path):
     pages = [f"{p}?present=1" for p in sorted(PLAYERS)]
-    summary = _check(tmp_path, "--first", "/eagle?present=1&step=3", "--pages", ",".join(pages), timeout=300)
+    summary = _check(tmp_path, "--first", "/eagle?present=1&step=3", "--pages", ",".join(pages),
+                     "--also-size", "1920x1080", timeout=400)
     shown = {p["path"]: p["js"]["info"] for p in summary["pages"]}
     assert set(pages) <= set(shown)
     assert all(0 < shown[p]["screens"] <= 3 and shown[p]["rate"] >= 3.5 for p in pages), shown
+    wide = [x["js"]["info"] for p in summary["pages"] for x in p["sizes"]]  # the same checks at 1920x1080
+    assert len(wide) >= len(pages) and all(x["rate"] >= 3.5 for x in wide), wide
+
+
+def _fresh_server(port: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+                             "--server.address", "127.0.0.1"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _first_view(browser, base: str, path: str) -> dict:
+    """What a visitor sees when `path` is the server's first request: exceptions, title, sidebar links."""
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    try:
+        page.goto(base + path)
+        page.locator("h1, [data-testid='stException']").first.wait_for(timeout=90_000)
+        page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+        return page.evaluate("""() => ({
+            exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map(e => e.innerText),
+            title: document.querySelector('h1')?.innerText || '',
+            links: [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+                   .map(a => a.innerText.trim().split('\\n').pop())})""")  # the title, under its icon's name
+    finally:
+        page.close()
+
+
+def test_every_page_opened_first_on_a_fresh_server():
+    """A classroom link after a restart (or a Space waking up) is a fresh server's first request: each page,
+    on its own new server, draws with its title, no exception, and the sidebar's page titles (not files)."""
+    why = _missing()
+    if why:
+        cannot_run(why)
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(UI_CHECK.parent))
+    from ui_check import free_port, wait_health
+
+    titles = {"Home", "Autoregressive (AR)", "Speculative sampling", "Jacobi decoding"}  # before "View more"
+    seen, paths = {}, sorted(PAGES)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or shutil.which("chromium-browser"),
+                                    args=["--no-sandbox", "--headless"])
+        for batch in (paths[k:k + 4] for k in range(0, len(paths), 4)):  # 4 servers start at once
+            servers = {path: (port := free_port(), _fresh_server(port)) for path in batch}
+            try:
+                for path, (port, _) in servers.items():
+                    wait_health(f"http://127.0.0.1:{port}", None, 90)
+                    seen[path] = _first_view(browser, f"http://127.0.0.1:{port}", path)
+            finally:
+                for _, server in servers.values():
+                    server.terminate()
+                    server.wait(30)
+    bad = {path: v for path, v in seen.items() if v["exceptions"] or not v["title"] or not titles <= set(v["links"])}
+    assert len(seen) == len(PAGES) and not bad, bad
