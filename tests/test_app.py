@@ -186,6 +186,8 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
     assert player(at, "pld")["frames"]
+    # AR's baseline was decoded in the same turn, before the page drew, and the page gives the speed-up
+    assert any("x AR** on this prompt" in i.value and "identical tokens" in i.value for i in at.info)
 
 
 def test_home_links_every_page_and_every_page_says_what_comes_next():
