@@ -5,7 +5,9 @@ POST /run: {method, prompt, max_new_tokens, temperature, top_p, top_k, seed, par
 -> the trace, in paradec.trace's own JSON (Trace.from_json reads it); the queue position the run
 found and its wait come back in the X-Paradec-Ahead and X-Paradec-Wait-S headers.
 Bad requests get 4xx and {"error": "one line"}; a run the device has no memory for, 507; a run no
-worker could take (paradec.ray_serve: replicas that died), 503.
+worker could take (paradec.ray_serve: replicas that died), 503. A message names no folder of this
+machine's (public()). One exception to the JSON: a request the HTTP parser itself refuses (a negative
+Content-Length, a malformed request line) gets uvicorn's plain-text 400 before any app code runs.
 GET /engines, POST /engine {engine, prompt, ...}: a prompt on a production engine peer named with
 --engine (paradec.production), its acceptance read as that engine reports it; 502 when it fails.
 
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -41,6 +45,11 @@ from .trace import Trace
 
 MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
 WATCH_S = 0.2  # how often a running request checks that its client is still there
+MAX_ERROR = 300  # characters of an error's message: one that quotes a huge value is cut
+# This machine's folders, as a message names them (the shipped weights, Python's packages, the home):
+# a client learns where paradec is installed from none, and reads them relative (assets/drafters/...).
+PRIVATE = sorted({(str(Path(__file__).resolve().parents[1]) + "/", ""), (sys.prefix + "/", "<python>/"),
+                  (str(Path.home()) + "/", "~/")}, key=lambda pair: -len(pair[0]))
 
 
 class Cancelled(RuntimeError):
@@ -235,7 +244,16 @@ async def _watch(request: Request, gone: threading.Event) -> None:
 
 
 def _error(status: int, message: str, headers: dict | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    return JSONResponse({"error": public(message)}, status_code=status, headers=headers)
+
+
+def public(message: str) -> str:
+    """An error's message as a client may read it: one line, cut at MAX_ERROR characters, and no
+    folder of this machine's (PRIVATE) in it."""
+    for folder, shown in PRIVATE:
+        message = message.replace(folder, shown)
+    message = " ".join(message.splitlines())
+    return message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."
 
 
 def _one_line(e: ValidationError) -> str:

@@ -23,13 +23,14 @@ decides before each depth whether to grow one more, asked along the most likely 
 which it cuts). fixed grows every depth, as EAGLE does."""
 from __future__ import annotations
 
-import copy
+import json
 import math
+from functools import lru_cache
 from pathlib import Path
 
 import torch
 
-from .. import catalog, fast, records
+from .. import catalog, fast, files, records
 from .. import tree as trees
 from . import draft_length as lengths  # the parameter draft_length is the rule's name
 from . import eagle_head
@@ -64,19 +65,17 @@ class Eagle(Drafter):
         self._load(target_model, head)
 
     def _load(self, target_model, spec: str) -> None:
+        cfg, lm = target_model.config, target_model.get_output_embeddings().weight
+        folder = Path(spec or SHIPPED[self.version])
+        meta = _meta(folder)  # a head that cannot fit is refused from its config, its weights unread
+        self._fits(meta.get("eagle_version") or self.version, meta.get("hidden_size") or cfg.hidden_size, cfg)
         try:
-            loaded, _ = eagle_head.load(spec or SHIPPED[self.version])
+            loaded = _head(str(folder), _stamp(folder), lm.device, lm.dtype)
         except Exception as e:  # a file from the user: whatever its reader fails with is one line
             where = spec or f"the shipped head (train it: python -m paradec.train eagle --version {self.version})"
             raise ValueError(f"cannot load an EAGLE head from {where}: {first_line(e)}") from None
-        if loaded.version != self.version:
-            raise ValueError(f"{self.name} needs an EAGLE-{self.version} head, this one is EAGLE-{loaded.version}")
-        cfg, lm = target_model.config, target_model.get_output_embeddings().weight
-        if loaded.hidden_size != cfg.hidden_size:
-            raise ValueError(f"a head of width {loaded.hidden_size} does not fit a target of width {cfg.hidden_size}")
-        if (lm.device, lm.dtype) != (loaded.fc.weight.device, loaded.fc.weight.dtype):
-            loaded = copy.deepcopy(loaded).to(lm.device, lm.dtype)  # the loaded head is shared: copy, never move
-        self.head, self.embed = fast.pack_linears(loaded), target_model.get_input_embeddings()  # this run's own
+        self._fits(loaded.version, loaded.hidden_size, cfg)  # an official checkpoint's config may not say
+        self.head, self.embed = loaded, target_model.get_input_embeddings()  # the head: shared, read-only
         ids = loaded.vocab_ids
         self.rows = None if loaded.version == 3 else (lm if ids is None else lm.index_select(0, ids))
         if ids is not None and self.rows is not None:  # a subset's rows, copied: packed for the kernel too
@@ -85,6 +84,12 @@ class Eagle(Drafter):
         if self.width > vocab:
             raise ValueError(f"the tree asks for rank {self.width - 1} but the head scores only {vocab} tokens")
         self.hidden_layers = (-1,) if loaded.version == 1 else fuse_layers(cfg.num_hidden_layers)
+
+    def _fits(self, version, hidden_size, cfg) -> None:
+        if version != self.version:
+            raise ValueError(f"{self.name} needs an EAGLE-{self.version} head, this one is EAGLE-{version}")
+        if hidden_size != cfg.hidden_size:
+            raise ValueError(f"a head of width {hidden_size} does not fit a target of width {cfg.hidden_size}")
 
     def begin(self, prompt_ids):
         self.cache = eagle_head.HeadCache()  # this run's own
@@ -207,6 +212,35 @@ class Eagle3(Eagle2):
     test, a reduced draft vocabulary; EAGLE-2's dynamic tree."""
 
     name, version = "eagle3", 3
+
+
+def _meta(folder: Path) -> dict:
+    """A head folder's config.json ({} when it cannot be read: the loader then says why)."""
+    try:
+        meta = json.loads(files.read_regular(folder / "config.json", 2**20))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _stamp(folder: Path) -> tuple:
+    """When the head's files last changed: a head retrained in place is read again, not the cached one."""
+    out = []
+    for name in ("config.json", *eagle_head.WEIGHT_FILES):
+        try:
+            st = (folder / name).stat()
+            out.append((name, st.st_mtime_ns, st.st_size))
+        except OSError:
+            pass
+    return tuple(out)
+
+
+@lru_cache(maxsize=4)  # a head is read once, not per run: a service's refused or repeated runs add nothing
+def _head(folder: str, stamp: tuple, device: torch.device, dtype: torch.dtype) -> eagle_head.EagleHead:
+    """The head in `folder`, on the target's device and dtype, its linears packed for the CPU kernel.
+    Shared by every run that asks for it: read-only (each run keeps its own HeadCache)."""
+    loaded, _ = eagle_head.load(folder)
+    return fast.pack_linears(loaded.to(device, dtype))
 
 
 class _Nodes:
