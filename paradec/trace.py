@@ -165,8 +165,9 @@ class Trace:
     @property
     def acceptance(self) -> float | None:
         """THE run's acceptance α: accepted drafted tokens / tested depths (see depth_acceptance), what
-        τ's chain model (1 - α^(k+1)) / (1 - α) reads. None when nothing was drafted (AR): no acceptance."""
-        return self.accepted_drafts / self.tested if self.drafted else None
+        τ's chain model (1 - α^(k+1)) / (1 - α) reads. None when no draft was tested (AR, or a hand-made trace
+        whose drafts are all unreached): no acceptance."""
+        return self.accepted_drafts / self.tested if self.tested else None
 
     @property
     def drafted_accepted(self) -> float | None:

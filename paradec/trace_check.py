@@ -15,6 +15,13 @@ MAX_LIST = 4096  # entries of any other list in a step's record (EAGLE-2's draft
 MAX_PROMPT_IDS = 2**18
 STATUSES = ("accepted", "rejected", "unreached")  # a drafted node's fate
 ORIGINS = ("accepted", "resampled", "bonus", "target")  # how a committed token came to be (the stream's colours)
+# What one page draws of a trace (the whole of it, however the player is scrubbed): the player precomputes a tree,
+# a mask and the token stream so far for every step, so a page's cost grows with the mask cells (rows of the verify
+# pass squared, about 8 us of CPU and 0.6 KB each) and with the committed tokens times the steps. Measured on the
+# sps page: 80 steps of a 256-node chain took 111 s and 4 GB; at these limits the worst trace takes under 5 s and
+# 1 GB. A longer trace is cut to its first steps within both (ui.sources.import_trace says so).
+MAX_MASK_CELLS = 400_000  # summed over the steps: six 256-node steps, or 34 of Medusa's 63-node tree (137k)
+MAX_TOKENS = MAX_STEPS + MAX_NODES  # committed tokens: a run stops within one step of MAX_STEPS new tokens
 INT_PARAMS = {"k", "block", "window", "ngram", "candidates", "depth", "top_k", "total_tokens", "bets",
               "exit_layer", "ngram_max", "ngram_min"}  # pages compute with these
 
@@ -30,6 +37,24 @@ def check(trace) -> None:
                 s.record.check(s)
         except ValueError as e:
             raise ValueError(f"step {i}: {e}") from None
+
+
+def mask_cells(s) -> int:
+    """The cells of a step's attention mask as drawn: a row per verified token (the pending one, each node, each
+    window token of Lookahead) by a column per token and the context band."""
+    rows = 1 + len(s.nodes) + len(getattr(s.record, "window_pos", ()))
+    return rows * (rows + 1)
+
+
+def drawable(trace) -> int:
+    """How many of the trace's first steps a page draws within MAX_MASK_CELLS and MAX_TOKENS (at least one: a
+    step the rules above let through is far within both)."""
+    cells = tokens = 0
+    for i, s in enumerate(trace.steps):
+        cells, tokens = cells + mask_cells(s), tokens + len(s.tokens)
+        if i and (cells > MAX_MASK_CELLS or tokens > MAX_TOKENS):
+            return i
+    return len(trace.steps)
 
 
 def check_text(data) -> None:

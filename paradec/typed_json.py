@@ -4,6 +4,7 @@ value of the wrong JSON type fail here with a TypeError naming the field, so a b
 is loaded and never reaches a page. Standard library only: the app replays traces without torch."""
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from dataclasses import MISSING, fields, is_dataclass
@@ -16,16 +17,24 @@ def build(cls, d, where: str | None = None, required: set[str] | None = None):
     where = where or cls.__name__
     if not isinstance(d, dict):
         raise TypeError(f"a {where} should be a JSON object, got {type(d).__name__}")
-    hints = typing.get_type_hints(cls)
+    hints, needed = _fields(cls)
     unknown = set(d) - set(hints)
     if unknown:
         raise TypeError(f"unknown field(s) {sorted(unknown)} in {where}")
     if required is None:
-        required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+        required = needed
     missing = required - set(d)
     if missing:
         raise TypeError(f"a {where} needs the field(s) {sorted(missing)}")
     return cls(**{k: value(v, hints[k], f"{where}.{k}") for k, v in d.items()})
+
+
+@functools.cache
+def _fields(cls) -> tuple[dict, frozenset[str]]:
+    """cls's annotations and its fields without a default, worked out once per class: get_type_hints evaluates
+    every annotation anew, and took four fifths of loading a trace (2.3 s of a 3 MB file's 2.9 s)."""
+    required = {f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING}
+    return typing.get_type_hints(cls), frozenset(required)
 
 
 def value(v, hint, where: str):

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 from test_serve import start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import records
-from paradec.trace import Trace
+from paradec import catalog, records, trace_check
+from paradec.trace import Trace, TraceError
 from ui import offered, remote, sources
+from ui.page import PAGE_NAMES
 
 from helpers import APP, go_to, player
 from hostile_traces import ODD, build
@@ -49,7 +51,7 @@ BIG = {"a 256-node chain", "2,048 steps", "a window of 256 cells", "greedy teste
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in BIG else []) for n in ODD])
 def test_an_odd_trace_is_drawn_in_bounded_time(name):
     method, data = build(ODD, name)
-    trace = sources.import_trace(data)
+    trace, _ = sources.import_trace(data)
     t0 = time.perf_counter()
     at = opened(method, trace)
     assert not errors(at) and not at.error, errors(at) + [e.value for e in at.error]
@@ -186,4 +188,60 @@ def test_uploads_are_capped_by_the_server_at_the_trace_cap():
     from paradec.trace import MAX_TRACE_BYTES
 
     server = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())["server"]
-    assert server["maxUploadSize"] * 10**6 <= MAX_TRACE_BYTES
+    assert server["maxUploadSize"] * 2**20 <= sources.MAX_UPLOAD <= MAX_TRACE_BYTES
+
+
+# ---------------------------------------------------------------- what a page draws of an upload: bounded (issue 39)
+
+def chains(nodes: int, steps: int, accepted: bool = False) -> bytes:
+    """steps steps of the recorded sps trace, each drafting an n-node chain (all accepted, or never tested)."""
+    d = json.loads((sources.TRACE_DIR / "sps-greedy.json").read_text())
+    last = d["steps"][0]["tokens"][-1]
+    chain = [{"token": 5, "parent": j - 1, "depth": j + 1, "status": "accepted" if accepted else "unreached"}
+             for j in range(nodes)]
+    kept = list(range(nodes)) if accepted else []
+    d["steps"] = [dict(d["steps"][0], index=i, nodes=chain, accepted=kept, tokens=[5] * len(kept) + [last],
+                       origins=["accepted"] * len(kept) + ["bonus" if accepted else "target"]) for i in range(steps)]
+    return json.dumps(d).encode()
+
+
+@pytest.mark.parametrize("nodes, steps, accepted, limit", [(256, 80, False, "mask cells"),
+                                                           (15, 400, True, "committed tokens")])
+def test_an_upload_past_the_drawing_budget_is_cut_to_its_first_steps(nodes, steps, accepted, limit):
+    """80 steps of a 256-node chain took the sps page 111 s and 4 GB: a page now draws at most
+    MAX_MASK_CELLS mask cells and MAX_TOKENS committed tokens of one trace, and says where it cut."""
+    trace, note = sources.import_trace(chains(nodes, steps, accepted))
+    n = len(trace.steps)
+    assert 1 <= n < steps and f"first {n} of its {steps} steps" in note
+    assert sum(map(trace_check.mask_cells, trace.steps)) <= trace_check.MAX_MASK_CELLS
+    assert len(trace.token_ids) <= trace_check.MAX_TOKENS
+    one_more = trace_check.mask_cells(trace.steps[0]) if limit == "mask cells" else nodes + 1
+    assert (sum(map(trace_check.mask_cells, trace.steps)) + one_more > trace_check.MAX_MASK_CELLS
+            or len(trace.token_ids) + one_more > trace_check.MAX_TOKENS)  # cut at the limit, not before
+    assert trace.wall_s == pytest.approx(Trace.from_json(chains(nodes, steps, accepted)).wall_s * n / steps)
+
+
+def test_the_limits_keep_the_worst_upload_within_the_measured_budget():
+    """The limits' worst case for the sps page (6 steps of 256-node chains, 398k mask cells) measured 3.4 s of
+    CPU and under 400 MB (issue 39); a file past MAX_UPLOAD (about 2 s to parse) is refused unread."""
+    trace, note = sources.import_trace(chains(256, 6))
+    assert note is None and len(trace.steps) == 6
+    assert sum(map(trace_check.mask_cells, trace.steps)) <= trace_check.MAX_MASK_CELLS <= 400_000
+    assert trace_check.MAX_TOKENS <= 2304 and sources.MAX_UPLOAD <= 10 * 2**20
+    with pytest.raises(TraceError, match="larger than the 10 MiB"):
+        sources.import_trace(b" " * (sources.MAX_UPLOAD + 1))
+
+
+@pytest.mark.slow  # seconds: every frame of 6 steps of 66k mask cells
+def test_the_worst_upload_the_limits_allow_is_drawn_whole():
+    trace, _ = sources.import_trace(chains(256, 6))
+    at = opened("sps", trace)
+    assert not errors(at) and not at.error and len(player(at, "sps")["frames"]) == 6
+
+
+def test_a_cllm_trace_is_replayed_on_the_jacobi_page_and_every_method_has_a_page():
+    assert sources.page_of("cllm") == "jacobi"
+    for method in catalog.METHODS:
+        assert method in PAGE_NAMES and (Path(APP).parent / page_of(sources.page_of(method))[0]).exists()
+    at = opened("jacobi", sources.load(sources.recorded("cllm")["greedy"]))  # imported, kept for page_of("cllm")
+    assert not errors(at) and not at.error and any(c.value.startswith("Trace: cllm") for c in at.caption)

@@ -30,8 +30,8 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
         st.title(title)
     presenter.notice(notice)
     about = st.container()  # the intro, above the buttons (in presenter mode, behind one of them)
-    classroom.note()
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
+    classroom.note()
     # One row that wraps on a narrow screen: each button as wide as its label, never cut.
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
     _intro(row.popover("About this method", icon=":material/info:") if presenter.on() else about, intro, more)
@@ -169,15 +169,29 @@ def _versus_ar(key: live.Key, trace: Trace, where) -> None:
                "(MEASURED; one prompt: the Benchmark page has many).", icon=":material/speed:")
 
 
+PAGE_NAMES = {"ar": "Autoregressive", "sps": "Speculative sampling", "pld": "Prompt lookup", "jacobi": "Jacobi",
+              "cllm": "Jacobi", "lookahead": "Lookahead", "medusa": "Medusa", "eagle": "EAGLE-1/2/3 (version EAGLE-1)",
+              "eagle2": "EAGLE-1/2/3 (version EAGLE-2)", "eagle3": "EAGLE-1/2/3 (version EAGLE-3)",
+              "early_exit": "Early exit", "mirror": "Parallel draft-and-verify"}  # the sidebar's names
+
+
 def import_box(method: str) -> None:
     up = st.file_uploader("Import a trace (JSON)", type=["json"], key=f"{method}.upload")
     if up is None:
         return
-    try:
-        trace = sources.import_trace(up.getvalue())
-    except TraceError as e:
-        st.error(f"Not imported: {e}")
+    parsed = f"{method}.upload.parsed"  # the uploader keeps its file across reruns: parse it once
+    if st.session_state.get(parsed, (None,))[0] != up.file_id:
+        try:
+            st.session_state[parsed] = (up.file_id, *sources.import_trace(up.getvalue()))
+        except TraceError as e:
+            st.session_state[parsed] = (up.file_id, None, f"Not imported: {e}")
+    _, trace, note = st.session_state[parsed]
+    if trace is None:
+        st.error(note)
         return
+    if note:
+        st.info(note)
     sources.keep_imported(trace)
-    if trace.method != method:
-        st.warning(f"This is a {trace.method!r} trace: open the {trace.method} page to replay it.")
+    if sources.page_of(trace.method) != method:
+        st.warning(f"This is a {trace.method!r} trace: the {PAGE_NAMES.get(trace.method, trace.method)} page "
+                   "replays it.")

@@ -2,17 +2,23 @@
 live run (ui.live). Recorded traces are parsed once per process and only read afterwards."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import streamlit as st
 
 from paradec.trace import Trace, TraceError
+from paradec.trace_check import MAX_MASK_CELLS, MAX_TOKENS, drawable
 
 TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
 ARENA_DIR = TRACE_DIR / "arena"
 MEDUSA_TREES_DIR = TRACE_DIR / "medusa-trees"  # one Medusa run per tree preset, on one prompt
-IMPORTED = "imported"  # session-state key: method -> Trace imported by this browser session
+# An upload is parsed (about 0.2 s of CPU a MB) before it is cut to what a page draws: 10 MiB parse in about 2 s,
+# and the first 100 steps of a 2,000-step Medusa run on its 63-node tree take 28 MB. .streamlit/config.toml agrees.
+MAX_UPLOAD = 10 * 2**20
+IMPORTED = "imported"  # session-state key: page's method -> Trace imported by this browser session
+SHOWN_ON = {"cllm": "jacobi"}  # traces replayed on another method's page: cllm is Jacobi on a fine-tuned model
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -57,13 +63,30 @@ def medusa_trees() -> dict[str, Trace]:
     return {f.stem: load(f) for f in sorted(MEDUSA_TREES_DIR.glob("*.json"))}
 
 
-def import_trace(data: bytes) -> Trace:
+def import_trace(data: bytes) -> tuple[Trace, str | None]:
     """Parse an uploaded file; a TraceError's message is shown to the user as is. The loader checks
-    what the panels rely on (paradec.trace_check), so a hand-edited file fails with a message."""
+    what the panels rely on (paradec.trace_check), so a hand-edited file fails with a message. A trace
+    larger than a page draws within its budget is cut to its first steps: the second value says so."""
+    if len(data) > MAX_UPLOAD:
+        raise TraceError(f"the file is larger than the {MAX_UPLOAD // 2**20} MiB a page imports: record fewer "
+                         "tokens (python -m paradec run --max-new-tokens N --trace FILE)")
     trace = Trace.from_json(data)
     if not trace.steps:
         raise TraceError("this trace has no steps to replay")
-    return trace
+    n = drawable(trace)
+    if n == len(trace.steps):
+        return trace, None
+    note = (f"Only the first {n} of its {len(trace.steps)} steps are replayed: a page draws at most "
+            f"{MAX_MASK_CELLS:,} attention-mask cells and {MAX_TOKENS:,} committed tokens of one trace.")
+    return first_steps(trace, n), note
+
+
+def first_steps(trace: Trace, n: int) -> Trace:
+    """The trace's first n steps, its wall time cut to their share of the steps' measured time (τ and the
+    speed the pages quote are then those of the steps shown)."""
+    timed = [s.draft_ms + s.verify_ms for s in trace.steps]
+    share = sum(timed[:n]) / sum(timed) if sum(timed) > 0 else n / len(timed)
+    return dataclasses.replace(trace, steps=trace.steps[:n], wall_s=trace.wall_s * share)
 
 
 def imported(method: str) -> Trace | None:
@@ -71,7 +94,12 @@ def imported(method: str) -> Trace | None:
 
 
 def keep_imported(trace: Trace) -> None:
-    st.session_state.setdefault(IMPORTED, {})[trace.method] = trace
+    st.session_state.setdefault(IMPORTED, {})[page_of(trace.method)] = trace
+
+
+def page_of(method: str) -> str:
+    """The method whose page replays a trace of `method`."""
+    return SHOWN_ON.get(method, method)
 
 
 def drop_imported(method: str) -> None:
