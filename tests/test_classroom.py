@@ -56,3 +56,16 @@ def test_a_link_sets_only_the_methods_parameters_never_another_widgets_key(key):
     at = open_page("views/pld.py", params=json.dumps({key: "x", "k": 3}))  # open_page: no exception box
     assert at.slider(key="pld.k").value == 3
     assert f"pld.{key}" not in at.session_state or at.session_state[f"pld.{key}"] != "x"
+
+
+@pytest.mark.parametrize("query", [  # issue 39: each raised an exception or broke the player
+    {"params": json.dumps({"run": True}), "source": "live"}, {"params": json.dumps({"step": "abc"})},
+    {"step": "abc"}, {"params": json.dumps({"ngram_max": "abc", "k": 3})}, {"params": json.dumps({"k": True})},
+    {"params": json.dumps({"k": [1], "ngram_min": {"a": 1}})}, {"params": json.dumps({"k": 1e300})}])
+def test_a_link_value_of_the_wrong_kind_is_left_out_with_a_note(query):
+    at = open_page("views/pld.py", **query)  # open_page: no exception box
+    assert not at.error and player(at, "pld")["step"] >= 1
+    k = at.slider(key="pld.k").value
+    assert type(k) is int and (k == 3 or '"k": 3' not in query.get("params", ""))
+    if "params" in query:
+        assert any("left out" in w.value for w in at.warning), [w.value for w in at.warning]

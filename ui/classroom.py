@@ -5,6 +5,7 @@ drawn; afterwards the students' own clicks rule (the step keeps following the UR
 from __future__ import annotations
 
 import json
+import math
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -57,7 +58,8 @@ def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]
 
 
 def apply_params(method: str) -> None:
-    """Fill the method's parameter widgets (key "<method>.<parameter>") from the link's JSON."""
+    """Fill the method's parameter widgets (key "<method>.<parameter>") from the link's JSON: only the
+    method's own parameters (never a button's, an upload's or the step's key), each of its widget's type."""
     if not _once(f"params.{method}"):
         return
     text = st.query_params.get("params", "{}")
@@ -65,13 +67,27 @@ def apply_params(method: str) -> None:
         params = json.loads(text) if len(text) <= MAX_PARAMS else None
     except (json.JSONDecodeError, RecursionError):  # a hand-made link may nest "[[[[..." past the stack
         return
-    if isinstance(params, dict):
-        known = set(catalog.method(method).defaults())  # the method's parameters: never a button's or upload's key
-        params = {name: value for name, value in params.items() if name in known}
-        for name, value in params.items():
-            if isinstance(value, (str, int, float, bool)) and len(str(value)) <= MAX_PARAMS:
-                st.session_state[f"{method}.{name}"] = value
-        st.session_state[f"classroom.{method}"] = list(params)
+    if not isinstance(params, dict):
+        return
+    known = {p.name: p for p in catalog.method(method).params}
+    fits = {name: _typed(known[name], value) for name, value in params.items() if name in known}
+    fits = {name: value for name, value in fits.items() if value is not None}
+    for name, value in fits.items():
+        st.session_state[f"{method}.{name}"] = value
+    st.session_state[f"classroom.{method}"] = list(fits)
+    if len(fits) < len(params):
+        st.session_state[NOTE] = (f"Some of the link's parameters are not settings of {method} or not of their "
+                                  "kind: left out.")
+
+
+def _typed(p: catalog.Param, value):
+    """value as the parameter's widget holds it, or None when it is not of the parameter's kind (a widget given
+    a string for a number fails while it draws). Ranges and choices are the widgets' own check (guarded)."""
+    if p.kind is float and type(value) in (int, float) and math.isfinite(value):
+        return float(value)
+    if type(value) is p.kind and (p.kind is not str or len(value) <= MAX_PARAMS):  # type(): true is not 1
+        return value
+    return None
 
 
 def guarded(method: str, draw):
