@@ -76,3 +76,13 @@ def test_an_unreachable_or_malformed_engine_is_one_error_box(monkeypatch, spec, 
     if "production.run" in [b.key for b in at.button]:  # a well-formed engine: the box comes when it is asked
         at.button(key="production.run").click().run()
     assert len(at.error) == 1 and words in at.error[0].value and not at.exception
+
+
+def test_a_misbehaving_engine_is_one_error_box(monkeypatch):
+    from test_production_hostile import Hostile
+
+    with Running(Hostile("prompt_tokens", "1e999", per_request="detailed")) as engine:
+        monkeypatch.setenv("PARADEC_ENGINE", f"vllm={engine.url},method=ngram")
+        at = open_page("views/production.py")
+        at.button(key="production.run").click().run()
+    assert not at.exception and len(at.error) == 1 and "does not read" in at.error[0].value, at.error

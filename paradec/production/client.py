@@ -5,6 +5,7 @@ import http.client
 import json
 from urllib.parse import urlsplit
 
+from .. import safe_json
 from .config import EngineError
 
 MAX_BYTES = 16 * 2**20  # an answer larger than this is not one of the engine's
@@ -32,8 +33,12 @@ def call(url: str, body: dict | None = None, timeout: float = 30.0) -> tuple[int
 
 
 def json_of(raw: bytes, url: str):
+    """An engine's answer, read as hostile input: no number past 19 digits, none infinite (1e999), no deep
+    nesting (paradec.safe_json), so what the answer holds stays something a page and a report can use."""
     try:
-        return json.loads(raw)
+        return safe_json.loads(raw)
+    except safe_json.Malformed as e:
+        raise EngineError(f"{url} answered JSON that paradec does not read: {e}") from None
     except (ValueError, RecursionError):
         raise EngineError(f"{url} answered something that is not JSON: {raw[:60]!r}") from None
 

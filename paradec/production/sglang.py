@@ -10,6 +10,7 @@ server ever decoded, not this run's alone. It is absent until speculation has de
 always without --speculative-algorithm."""
 from __future__ import annotations
 
+from ..tree import MAX_NODES
 from .client import call, json_of
 from .config import EngineError
 
@@ -22,7 +23,10 @@ def _values(info: dict) -> list[float]:
     states = info.get("internal_states")
     found = [s.get(KEY) for s in states if isinstance(s, dict)] if isinstance(states, list) else []
     found.append(info.get(KEY))
-    return [float(v) for v in found if type(v) in (int, float)]
+    values = [float(v) for v in found if type(v) in (int, float)]
+    if not all(0 <= v <= MAX_NODES + 1 for v in values):  # τ: 1 + accepted drafts per step (0: none yet)
+        raise EngineError(f"the server info's {KEY} is not an acceptance length: {values[:4]}")
+    return values
 
 
 def server_info(url: str) -> dict:

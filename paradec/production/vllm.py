@@ -30,6 +30,7 @@ SUMMARY = ("num_spec_steps", "num_draft_tokens", "num_accepted_draft_tokens", "n
            "acceptance_histogram")
 STEPS = ("per_step_accepted", "per_step_drafted")
 PER_REQUEST_FLAG = "--per-request-spec-decode-metrics"
+MAX_COUNT = 2.0**53  # a counter past this is no longer an exact integer in a float
 SPEC_FLAG = "--speculative-config '{\"method\": ..., \"num_speculative_tokens\": N}'"
 
 
@@ -143,13 +144,18 @@ def parse_metrics(text: str, model: str | None, url: str) -> Counters:
                 any_vllm = any_vllm or s.name.startswith("vllm:")
                 if not s.name.startswith(PREFIX) or not s.name.endswith("_total"):
                     continue  # _created gauges and everything else
+                if not 0 <= s.value <= MAX_COUNT:  # NaN fails too: round() of it, or of inf, raises
+                    raise EngineError(f"{url}/metrics holds {s.name} = {s.value}: not a count paradec reads")
                 if model and s.labels.get("model_name", model) != model:
                     continue
                 name = s.name[len(PREFIX):-len("_total")]
-                if name == PER_POS and s.labels.get("position", "").isdigit():
+                if name == PER_POS and s.labels.get("position", "").isdigit() and \
+                        int(s.labels["position"]) < MAX_NODES:  # a position past any draft's: not vLLM's
                     per_pos[int(s.labels["position"])] += s.value
                 elif name in COUNTERS.values():
                     totals[name] += s.value
+    except EngineError:
+        raise
     except ValueError as e:
         raise EngineError(f"{url}/metrics is not Prometheus text: {str(e)[:120]}") from None
     if not any_vllm:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ..trace import Trace
+from ..trace_check import MAX_PROMPT_IDS
 from . import sglang, vllm
 from .client import Unreachable, call, json_of, message
 from .config import EngineError, Peer
@@ -50,11 +51,22 @@ def complete(url: str, model: str, prompt: str, settings: dict, role: str) -> di
     answer = json_of(raw, url + "/v1/completions")
     try:
         text, usage = answer["choices"][0]["text"], answer["usage"]
-        tokens = (int(usage["prompt_tokens"]), int(usage["completion_tokens"]))
-    except (KeyError, IndexError, TypeError, ValueError):
+        tokens = (usage["prompt_tokens"], usage["completion_tokens"])
+    except (KeyError, IndexError, TypeError):
         raise EngineError(f"the {role} at {url} sent a completion without choices[0].text and usage") from None
+    # Another machine's answer: a trace is built with as many positions as it says (list(range(n)))
+    if not isinstance(text, str) or not (_count(tokens[0], MAX_PROMPT_IDS)
+                                         and _count(tokens[1], settings["max_new_tokens"])):
+        raise EngineError(f"the {role} at {url} sent a completion whose text is not text, or whose usage counts are "
+                          f"not token counts (at most {MAX_PROMPT_IDS} prompt and {settings['max_new_tokens']} "
+                          "completion tokens)")
+    model = answer.get("model")
     return {"text": text, "prompt_tokens": tokens[0], "completion_tokens": tokens[1], "wall_s": wall,
-            "model": answer.get("model"), "raw": answer}
+            "model": model if isinstance(model, str) and len(model) <= 200 else None, "raw": answer}
+
+
+def _count(value, most: int) -> bool:
+    return type(value) is int and 0 <= value <= most  # type(): JSON true is not a count
 
 
 class Session:
