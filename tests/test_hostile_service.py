@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_serve import post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import cli, run, runner, serve
+from paradec import catalog, cli, run, runner, serve
 from paradec.drafters import eagle_head
 from paradec.requests import RunRequest
 from paradec.trace import Trace
@@ -36,6 +36,14 @@ def test_a_number_past_its_bound_is_one_short_line(url, extra, words):
     status, answer, _ = post(url, {"method": "ar", "prompt": "hi", **extra})
     assert status == 400 and set(answer) == {"error"} and words in answer["error"], answer
     assert len(answer["error"]) < 120 and "\n" not in answer["error"]
+
+
+def test_every_numeric_method_parameter_has_a_range():
+    """What a request's "params" may carry: parse_params checks each number against its range."""
+    for method, desc in catalog.METHODS.items():
+        for p in desc.params:
+            if p.kind in (int, float):
+                assert p.low is not None and abs(p.high) < 2**31, f"{method}.{p.name}: give it a range"
 
 
 def test_the_cli_refuses_a_huge_top_k_in_one_line(tiny_dir, capfd):
