@@ -78,7 +78,11 @@ class Service:
             raise methods.InputError(f"engine {r.engine!r} is not served here ({', '.join(self.engines) or 'none'})")
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, 0, r.seed)
         settings = {**r.model_dump(exclude={"engine", "prompt"}), "top_k": 0}
-        return workload.one(self.engines[r.engine], r.prompt, settings)
+        peer = self.engines[r.engine]
+        try:
+            return workload.one(peer, r.prompt, settings)
+        except engine_config.EngineError as e:  # where the engines are is the operator's, as in /engines
+            raise engine_config.EngineError(_hide_urls(peer, str(e))) from None
 
     def health(self) -> dict:
         return {"status": "ok", "models": [self._describe(spec) for spec in self.runner.specs()],
@@ -133,6 +137,14 @@ class Service:
             raise methods.InputError(f"draft {spec!r} is not served here: self:N, trained, or one named at start-up "
                                      f"({', '.join(sorted(self.allowed_drafts)) or 'none'})")
         return spec
+
+
+def _hide_urls(peer: engine_config.Peer, message: str) -> str:
+    """An engine's error with its URLs as names (<vllm>, <baseline>): the longer first, should one extend the other."""
+    names = {peer.url: f"<{peer.name}>", **({peer.baseline: "<baseline>"} if peer.baseline else {})}
+    for url in sorted(names, key=len, reverse=True):
+        message = message.replace(url, names[url])
+    return message
 
 
 def pick(served: dict, spec: str | None):

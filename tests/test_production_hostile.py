@@ -63,6 +63,7 @@ def test_the_service_answers_502_not_500(hostile, tiny_loaded):
         hostile.engine.raw = raw
         r = client.post("/engine", json={"engine": "vllm", "prompt": "one two", "max_new_tokens": 8})
         assert r.status_code == 502 and set(r.json()) == {"error"}, r.text
+        assert hostile.url not in r.text and "<vllm>" in r.text  # where the engine is stays the operator's
 
 
 @pytest.mark.parametrize("value", ["NaN", "+Inf", "-1", "1e300"])
