@@ -6,7 +6,6 @@ method tokens/s / AR tokens/s over the same prompts (equal to the wall-time rati
 as in greedy decoding, every method produces the same tokens)."""
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -23,6 +22,7 @@ from .production import workload
 from .runner import Request, Runner
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
+MAX_ID_CHARS = 200  # a prompt's id is echoed in progress lines, reports and tune's state
 
 
 def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "all",
@@ -35,14 +35,11 @@ def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "
         data = read_jsonl(path)
     except (OSError, UnicodeDecodeError) as e:
         raise methods.InputError(f"cannot read prompts {path}: {getattr(e, 'strerror', None) or e}") from None
-    except json.JSONDecodeError as e:
-        raise methods.InputError(f"{path}: not JSONL ({e})") from None
+    except (ValueError, RecursionError) as e:  # not JSON, 100k nested brackets, an integer of 5,000 digits
+        raise methods.InputError(f"{path}: not JSONL ({str(e) or type(e).__name__})") from None
     rows = []
     for n, d in enumerate(data, 1):
-        prompt = first_turn(d) if isinstance(d, dict) else None
-        if prompt is None:
-            raise methods.InputError(f"{path}: row {n} has no 'prompt' or 'turns'")
-        row = {"id": d.get("id", d.get("question_id", n)), "category": d.get("category", "all"), "prompt": prompt}
+        row = _row(path, n, d)
         if (not keep or row["category"] in keep) and split in ("all", split_of(d)):
             rows.append(row)
     rows = _first_per_category(rows, per_category) if per_category > 0 else rows
@@ -50,6 +47,38 @@ def load_prompts(path: str, limit: int = 0, categories: str = "", split: str = "
     if not rows:
         raise methods.InputError(f"{path}: no prompts to run")
     return rows
+
+
+def _row(path: str, n: int, d) -> dict:
+    """The file's row n as {'id', 'category', 'prompt'}; InputError for a row of another shape."""
+    prompt = first_turn(d) if isinstance(d, dict) else None
+    if prompt is None:
+        raise methods.InputError(f"{path}: row {n} has no 'prompt' or 'turns' (a list of strings)")
+    row = {"id": d.get("id", d.get("question_id", n)), "category": d.get("category", "all"), "prompt": prompt}
+    if not isinstance(row["category"], str):
+        raise methods.InputError(f"{path}: row {n}: 'category' must be a string")
+    if not isinstance(row["id"], (str, int)) or isinstance(row["id"], bool) or len(str(row["id"])) > MAX_ID_CHARS:
+        raise methods.InputError(f"{path}: row {n}: 'id' must be a string or an integer of at most {MAX_ID_CHARS} "
+                                 "characters")
+    return row
+
+
+def check_prompts(target, rows: list[dict], max_new_tokens: int, chat: bool) -> None:
+    """Every prompt as a run would check it (its text, then its tokens against the model's context), before
+    the first run: a benchmark or a tune otherwise stops on one bad row minutes in."""
+    from .models import encode_prompt
+    from .run import validate
+
+    limit = getattr(target.model.config, "max_position_embeddings", None)
+    for row in rows:
+        try:
+            validate(row["prompt"], max_new_tokens, 0.0, 1.0, 0)  # the sampling: each Request checks its own
+            tokens = len(encode_prompt(target.tokenizer, row["prompt"], chat))
+        except methods.InputError as e:
+            raise methods.InputError(f"prompt {row['id']}: {e}") from None
+        if limit and tokens + max_new_tokens > limit:
+            raise methods.InputError(f"prompt {row['id']} ({tokens} tokens) plus {max_new_tokens} new tokens "
+                                     f"exceeds the model's context of {limit}")
 
 
 def _first_per_category(rows: list[dict], n: int) -> list[dict]:
@@ -66,8 +95,10 @@ def variants(spec: str) -> dict[str, tuple[str, list[str]]]:
     """--methods "pld,sps[draft_length=learned;k=8]" -> label -> (method, its KEY=VALUE pairs),
     AR first: one method can run under several settings in the same run, each its own row."""
     out = {"ar": ("ar", [])}
-    for label in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", spec):
-        label = label.strip()
+    labels = [label.strip() for label in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", spec) if label.strip()]
+    if not labels:  # AR against itself is no benchmark
+        raise methods.InputError("--methods names no method (e.g. --methods pld,sps)")
+    for label in labels:
         method, _, rest = label.partition("[")
         pairs = [p for p in rest.rstrip("]").split(";") if p.strip()]
         methods.parse_params(method.strip(), pairs)  # unknown method or parameter: fail before loading
@@ -123,6 +154,7 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     """Every method in `names` (name -> (method, its given params)) and every peer on every row, one
     after another in this process, timed alike. model, draft: the runner's target and draft specs."""
     target = runner.target(model)
+    check_prompts(target, rows, options.max_new_tokens, options.chat)
     draft_model = runner.draft(draft, model) if draft else None
 
     def request(method: str, pairs, prompt: str) -> Request:

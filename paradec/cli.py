@@ -8,10 +8,14 @@ import codecs
 import json
 import sys
 
-from . import catalog, methods, preset_file
+from . import catalog, files, methods, preset_file
 from .data import SPECBENCH
 from .preset_file import PresetError
 from .trace import TraceError
+
+MAX_ERROR_CHARS = 300  # an error echoes what it was given: 5,000 digits stay out of the terminal
+MAX_REPEATS = 100  # counts have caps: a typo's 10**12 repeats would run until the machine is switched off
+MAX_PROMPTS = 10**6
 
 
 class _Parser(argparse.ArgumentParser):
@@ -19,12 +23,29 @@ class _Parser(argparse.ArgumentParser):
         raise methods.InputError(message)
 
 
+def integer(most: int | None = None):
+    """An argparse type: an integer of at most `most` (no cap: None), refused in one short line. The lower
+    bounds stay with the checks that explain them (--repeats 0, --queue -1)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text) if len(text) <= 40 else None  # int() of 5,000 digits is refused, and slow
+        except ValueError:
+            value = None
+        if value is None:
+            raise argparse.ArgumentTypeError(f"expects an integer, got {methods.shown(text)}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"at most {most}, got {value}")
+        return value
+
+    return parse
+
+
 def _sampling_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-new-tokens", type=int, default=64)
+    p.add_argument("--max-new-tokens", type=integer(), default=64)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--top-p", type=float, default=1.0)
-    p.add_argument("--top-k", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--top-k", type=integer(), default=0)
+    p.add_argument("--seed", type=integer(), default=0)
     p.add_argument("--model", default=None, help="hub id or local path (default: embedded SmolLM2-135M-Instruct)")
     p.add_argument("--draft", default=None, help="draft model for sps: trained (default for the embedded model), "
                    "trained:DIR, a hub id, a local path, or self:N (the target's first N layers)")
@@ -54,31 +75,34 @@ def parser() -> argparse.ArgumentParser:
                         "sps[draft_length=learned;k=8]")
     b.add_argument("--prompts", default=str(SPECBENCH),
                    help="JSONL: prompt (or Spec-Bench turns), optional id, category (default: the shipped Spec-Bench)")
-    b.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
-    b.add_argument("--per-category", type=int, default=0, help="use the first N prompts of each category (0 = all)")
+    b.add_argument("--limit", type=integer(MAX_PROMPTS), default=0, help="use the first N prompts (0 = all)")
+    b.add_argument("--per-category", type=integer(MAX_PROMPTS), default=0,
+                   help="use the first N prompts of each category (0 = all)")
     b.add_argument("--categories", default="", help="comma-separated categories to keep")
     b.add_argument("--split", default="all", help="all, train or heldout (Spec-Bench prompts kept out of training)")
-    b.add_argument("--repeats", type=int, default=1, help="decode every prompt N times per method")
+    b.add_argument("--repeats", type=integer(MAX_REPEATS), default=1,
+                   help=f"decode every prompt N times per method (at most {MAX_REPEATS})")
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", action="append", default=[], metavar="PEER",
                    help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
                    "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
     b.add_argument("--no-memory", dest="memory", action="store_false",
                    help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
-    b.add_argument("--threads", type=int, default=0,
+    b.add_argument("--threads", type=integer(), default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
     from .tune import add_parser as tune_parser
 
-    tune_parser(sub, _sampling_args)
+    tune_parser(sub, _sampling_args, integer)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
-    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--port", type=integer(), default=8765)
     s.add_argument("--model", action="append", default=[], help="a target to serve (repeatable; default: embedded)")
     s.add_argument("--draft", action="append", default=[], help="a draft requests may name, besides self:N and trained")
     s.add_argument("--weights", action="append", default=[], metavar="SPEC",
                    help="weights a request's heads, head or adapter may name, besides the shipped ones (repeatable)")
-    s.add_argument("--queue", type=int, default=8, help="runs that may wait per model behind the running one")
+    s.add_argument("--queue", type=integer(10_000), default=8,
+                   help="runs that may wait per model behind the running one")
     s.add_argument("--engine", action="append", default=[], metavar="KIND=URL[,...]",
                    help="a production engine peer POST /engine may name (as bench --peers; repeatable)")
     s.add_argument("--device", default=None)
@@ -87,8 +111,9 @@ def parser() -> argparse.ArgumentParser:
                    "(needs requirements-ray.txt)")
     s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
                    "one this machine belongs to)")
-    s.add_argument("--replicas", type=int, default=1, help="with --ray: replicas per model (one run at a time each)")
-    s.add_argument("--max-replicas", type=int, default=0,
+    s.add_argument("--replicas", type=integer(1000), default=1,
+                   help="with --ray: replicas per model (one run at a time each)")
+    s.add_argument("--max-replicas", type=integer(1000), default=0,
                    help="with --ray: scale on load between --replicas and this many (0: a fixed number)")
     return top
 
@@ -115,17 +140,38 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             from .serve import serve_command
 
+            _check_address(args.host)  # before loading models, and not as uvicorn's log and exit 3
             return serve_command(args)
         return _bench(args)
-    except (methods.InputError, TraceError, PresetError) as e:
-        print(f"paradec: error: {e}", file=sys.stderr)
-        return 2
-    except _model_error() as e:
-        print(f"paradec: error: {e}", file=sys.stderr)
-        return 2
+    except (methods.InputError, TraceError, PresetError, _model_error()) as e:
+        return _error(str(e))
+    except files.StdoutError as e:
+        return _error(e.strerror)
     except KeyboardInterrupt:
         print("paradec: interrupted", file=sys.stderr)
         return 130
+
+
+def _error(message: str) -> int:
+    """One line on stderr, however long or many-lined the message; exit status 2."""
+    line = " ".join(message.split())
+    cut = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "..."
+    print(f"paradec: error: {cut}", file=sys.stderr)
+    return 2
+
+
+def _check_address(host: str) -> None:
+    """That serve can listen on host (the name resolves to an address of this machine's)."""
+    import socket
+
+    try:
+        family, kind, _, _, address = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+        with socket.socket(family, kind) as s:
+            s.bind((address[0], 0, *address[2:]))  # any free port: --port is serve_command's to check and take
+    except (OSError, ValueError) as e:  # UnicodeError: a name IDNA cannot encode
+        why = getattr(e, "strerror", None) or e
+        raise methods.InputError(f"cannot serve on {methods.shown(host)}: {why}") from None
 
 
 def _ray(args) -> int:
@@ -145,11 +191,10 @@ def _model_error():
 
 
 def read_prompt_file(path: str) -> str:
-    from .files import read_regular
     from .run import MAX_PROMPT_CHARS
 
     try:  # enough bytes for validate() to refuse; a FIFO or /dev/zero is refused unread
-        data = read_regular(path, 4 * MAX_PROMPT_CHARS + 4)  # UTF-8: at most 4 bytes a character
+        data = files.read_regular(path, 4 * MAX_PROMPT_CHARS + 4)  # UTF-8: at most 4 bytes a character
         # not final: a character the byte limit cut in two is dropped, not an error
         text = codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < 4 * MAX_PROMPT_CHARS + 4)
         return text.replace("\r\n", "\n").replace("\r", "\n")  # as reading in text mode did
@@ -162,6 +207,8 @@ def _run(args) -> int:
 
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
         raise methods.InputError("--trace needs a file name")
+    if args.trace:
+        writable(args.trace, "trace")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     preset = preset_file.load(args.preset) if args.preset else None
     given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
@@ -179,11 +226,11 @@ def _run(args) -> int:
         except OSError as e:
             raise methods.InputError(f"cannot write trace {args.trace}: {e.strerror or e}") from None
     if args.json:
-        print(json.dumps(trace.summary(), ensure_ascii=False))
+        files.print_out(json.dumps(trace.summary(), ensure_ascii=False))
     else:
         s = trace.summary()
         alpha = "-" if s["acceptance"] is None else f"{s['acceptance']:.2f}"  # AR drafts nothing: no acceptance
-        print(trace.text)
+        files.print_out(trace.text)
         print(
             f"\n[{args.method}] {s['new_tokens']} tokens, {s['target_forwards']} target forwards, "
             f"tau {s['tau']:.2f}, acceptance {alpha}, {s['tokens_per_s']:.1f} tok/s",
@@ -209,8 +256,9 @@ def _bench(args) -> int:
         raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
     if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
         torch.set_num_threads(args.threads)
-    if args.out and not Path(args.out).resolve().parent.is_dir():
-        raise methods.InputError(f"cannot write results {args.out}: no such folder")  # before minutes of decoding
+    if args.out:  # before minutes of decoding
+        writable(args.out, "results")
+        writable(Path(args.out).with_suffix(".csv"), "results")
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
@@ -226,8 +274,16 @@ def _bench(args) -> int:
         except OSError as e:
             raise methods.InputError(f"cannot write results {args.out}: {e.strerror}") from None
         print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
-    print(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
+    files.print_out(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
     return 0
+
+
+def writable(path, what: str) -> None:
+    """InputError unless the output can go to path (a regular file or a new name): asked before the work."""
+    try:
+        files.writable(path)
+    except OSError as e:
+        raise methods.InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def _hf_peers(args, draft: str | None) -> list[str]:

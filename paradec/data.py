@@ -36,5 +36,6 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 def first_turn(row: dict) -> str | None:
     """A row's prompt: its `prompt`, or the first of Spec-Bench's `turns`."""
-    prompt = row.get("prompt") or (row.get("turns") or [None])[0]
+    turns = row.get("turns")
+    prompt = row.get("prompt") or (turns[0] if isinstance(turns, list) and turns else None)
     return prompt if isinstance(prompt, str) and prompt.strip() else None

@@ -14,6 +14,12 @@ class InputError(ValueError):
     """Bad user input; the message is one line for the user."""
 
 
+def shown(value, limit: int = 60) -> str:
+    """A value as an error message echoes it: its repr, cut short (a 5,000-digit value is not a message)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def check_method(method: str) -> type[Drafter]:
     """The method's drafter class; InputError for an unknown method."""
     module, _, cls = describe(method).drafter.partition(":")
@@ -60,7 +66,7 @@ def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None)
     for key, value in items:
         if key not in known:
             choices = ", ".join(known) or "none"
-            raise InputError(f"unknown parameter {key!r} for method {method!r} (its parameters: {choices})")
+            raise InputError(f"unknown parameter {shown(key)} for method {method!r} (its parameters: {choices})")
         param = desc.param(key)
         params[key] = _coerce(key, value, param.kind)
         try:
@@ -94,7 +100,7 @@ def make_drafter(method: str, params: dict, draft_model=None, target_model=None)
 def _split(pair: str) -> tuple[str, str]:
     key, sep, value = pair.partition("=")
     if not sep or not key:
-        raise InputError(f"--set expects KEY=VALUE, got {pair!r}")
+        raise InputError(f"--set expects KEY=VALUE, got {shown(pair)}")
     return key.strip(), value.strip()
 
 
@@ -103,7 +109,7 @@ def _coerce(key: str, value, kind: type):
         if kind is float and type(value) is int:  # JSON writes 1.0 as 1
             return float(value)
         if type(value) is not kind:  # type(), not isinstance: True is not an int parameter
-            raise InputError(f"parameter {key!r} expects {kind.__name__}, got {value!r}")
+            raise InputError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}")
         return value
     try:
         if kind is bool:
@@ -112,4 +118,4 @@ def _coerce(key: str, value, kind: type):
             return value.lower() in ("true", "1")
         return kind(value) if kind in (int, float) else value
     except ValueError:
-        raise InputError(f"parameter {key!r} expects {kind.__name__}, got {value!r}") from None
+        raise InputError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}") from None

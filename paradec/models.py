@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from . import files
 from .cache import cache_dir
 from .drafters.base import first_line
 from .presets import device_info, dtype_for
@@ -114,6 +115,7 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
     if spec.startswith(("/", ".", "~")) and not Path(spec).expanduser().is_dir():  # a path, not a hub id
         raise ModelError(f"cannot load model {spec!r}: no such folder")
     try:
+        files.only_regular(path)  # a FIFO among a local folder's files would block its reader forever
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         model, info = AutoModelForCausalLM.from_pretrained(path, dtype=DTYPES[dtype], trust_remote_code=False,
                                                            output_loading_info=True)

@@ -35,7 +35,10 @@ def load(path: str | Path) -> dict:
         raise PresetError(f"preset {path}: not JSON ({e})") from None
     if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
         raise PresetError(f"preset {path}: not a paradec preset file of schema {SCHEMA}")
-    groups = [data.get("methods"), *(data.get("categories") or {}).values()]
+    categories = data.get("categories") or {}
+    if not isinstance(categories, dict):
+        raise PresetError(f"preset {path}: 'categories' must map categories to methods' settings")
+    groups = [data.get("methods"), *categories.values()]
     for group in groups:
         if not isinstance(group, dict):
             raise PresetError(f"preset {path}: 'methods' and each category must map methods to settings")
@@ -62,7 +65,7 @@ def _typed(desc: catalog.Method, key: str, value):
     if kind is float and type(value) is int:
         return float(value)
     if type(value) is not kind:
-        raise ValueError(f"{key} must be {kind.__name__}, got {value!r}")
+        raise ValueError(f"{key} must be {kind.__name__}, got {repr(value)[:60]}")  # not 5,000 digits back
     return value
 
 

@@ -17,28 +17,30 @@ import sys
 import time
 from pathlib import Path
 
-from . import methods, preset_file
+from . import files, methods, preset_file
 from . import tune_search as search
-from .files import write_atomic
 from .tune_final import final, record
 
 KIND, SCHEMA = search.KIND, search.SCHEMA
 
 
-def add_parser(sub, sampling_args) -> None:
+def add_parser(sub, sampling_args, integer) -> None:
+    """integer(most): the CLI's argparse type for a capped count."""
     t = sub.add_parser("tune", help="search each method's settings for this machine and a task; write a preset")
     t.add_argument("--methods", default="eagle3,lookahead", help="comma-separated, or 'all' (every tunable method)")
     t.add_argument("--prompts", default=None, help="JSONL prompt file (default: the shipped Spec-Bench)")
     t.add_argument("--categories", default="", help="comma-separated categories to keep (the task)")
-    t.add_argument("--per-category", type=int, default=2, help="search prompts per category (training split)")
-    t.add_argument("--heldout-per-category", type=int, default=2, help="held-out prompts per category")
-    t.add_argument("--configs", type=int, default=24, help="candidate settings per method, besides the defaults")
-    t.add_argument("--first", type=int, default=2, help="prompts each candidate decodes in the first rung")
-    t.add_argument("--eta", type=int, default=2, help="each rung keeps 1/eta of the candidates on eta x the prompts")
-    t.add_argument("--finalists", type=int, default=3, help="candidates compared with the defaults on held-out prompts")
-    t.add_argument("--repeats", type=int, default=1, help="held-out comparison: decode every prompt N times")
-    t.add_argument("--search-seed", type=int, default=0, help="which candidates are drawn")
-    t.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    count = integer(1000)  # caps: a typo's 10**12 would run until the machine is switched off
+    t.add_argument("--per-category", type=count, default=2, help="search prompts per category (training split)")
+    t.add_argument("--heldout-per-category", type=count, default=2, help="held-out prompts per category")
+    t.add_argument("--configs", type=count, default=24, help="candidate settings per method, besides the defaults")
+    t.add_argument("--first", type=count, default=2, help="prompts each candidate decodes in the first rung")
+    t.add_argument("--eta", type=count, default=2, help="each rung keeps 1/eta of the candidates on eta x the prompts")
+    t.add_argument("--finalists", type=count, default=3,
+                   help="candidates compared with the defaults on held-out prompts")
+    t.add_argument("--repeats", type=count, default=1, help="held-out comparison: decode every prompt N times")
+    t.add_argument("--search-seed", type=integer(), default=0, help="which candidates are drawn")
+    t.add_argument("--threads", type=integer(), default=0, help="torch threads (0 = torch's default)")
     t.add_argument("--state", required=True, help="the state and results file (JSON); a rerun resumes from it")
     t.add_argument("--preset-out", help="write the chosen settings here as a preset file (run/bench --preset)")
     sampling_args(t)
@@ -46,11 +48,14 @@ def add_parser(sub, sampling_args) -> None:
 
 def tune_command(args) -> int:
     from . import models
-    from .bench import load_prompts
+    from .bench import check_prompts, load_prompts
     from .data import SPECBENCH
     from .runner import Runner
 
     names = tunable_names(args.methods)
+    _writable(args.state, "state")  # the state is written after the first run, the preset after the last
+    if args.preset_out:
+        _writable(args.preset_out, "preset")
     if min(args.configs, args.first, args.eta - 1, args.finalists, args.repeats, args.per_category) < 1:
         raise methods.InputError("--configs, --first, --finalists, --repeats, --per-category must be at least 1, "
                                  "--eta at least 2")
@@ -60,24 +65,34 @@ def tune_command(args) -> int:
     state = _state(args, path, names, rows, held)
     _threads(args.threads)
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m in names))
-    runner = Runner(args.device, args.dtype)
-    runner.target(args.model)  # loaded before the first run: loading is no method's time
     preset = preset_file.load(args.preset) if args.preset else None
+    runner = Runner(args.device, args.dtype)
+    target = runner.target(args.model)  # loaded before the first run: loading is no method's time
+    check_prompts(target, rows + held, args.max_new_tokens, not args.no_chat)  # not one bad row minutes in
     Tuner(runner, spec, state, args, preset).all(names, rows, held)
     if args.preset_out:
         preset_file.save(args.preset_out, preset_of(state, args.state))
         print(f"tune: wrote {args.preset_out}", file=sys.stderr)
-    print(json.dumps(summary(state)) if args.json else "\n".join(report_lines(state)))
+    files.print_out(json.dumps(summary(state)) if args.json else "\n".join(report_lines(state)))
     return 0
 
 
 def tunable_names(spec: str) -> list[str]:
     names = search.tunable() if spec.strip() == "all" else [m.strip() for m in spec.split(",") if m.strip()]
+    if not names:
+        raise methods.InputError("--methods names no method (e.g. --methods eagle3,lookahead, or all)")
     for m in names:
         methods.describe(m)
         if not search.space(m):
             raise methods.InputError(f"{m} has no settings to tune (tunable: {', '.join(search.tunable())})")
     return names
+
+
+def _writable(path: str, what: str) -> None:
+    try:
+        files.writable(path)
+    except OSError as e:
+        raise methods.InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def _heldout(path: str, args) -> list[dict]:
@@ -112,10 +127,12 @@ def _state(args, path: str, names: list[str], rows: list[dict], held: list[dict]
     fresh = {"kind": KIND, "schema": SCHEMA, "fingerprint": search.fingerprint(settings), "settings": settings,
              "created": time.strftime("%Y-%m-%d %H:%M"), "machine": machine.describe(), "ar": {}, "methods": {}}
     if not Path(args.state).exists():
-        if not Path(args.state).resolve().parent.is_dir():
-            raise methods.InputError(f"cannot write state {args.state}: no such folder")
-        return fresh
+        return fresh  # tune_command checked that it can be written
     state = load(args.state)
+    bad = search.misfit(state, search.STATE)
+    if bad:
+        raise methods.InputError(f"{args.state}: not a tune state this run can resume ({bad} is missing or "
+                                 "of the wrong type)")
     if state["fingerprint"] != fresh["fingerprint"]:
         raise methods.InputError(f"{args.state} holds a tune run with other settings: resume with the same ones, "
                                  "or name another --state")
@@ -146,7 +163,7 @@ class Tuner:
             self.method(method, rows, held)
 
     def save(self) -> None:
-        write_atomic(self.args.state, json.dumps(self.state, ensure_ascii=False))
+        files.write_atomic(self.args.state, json.dumps(self.state, ensure_ascii=False))
 
     def decode(self, method: str, params: dict, row: dict):
         from .runner import Request

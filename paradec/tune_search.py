@@ -18,6 +18,16 @@ KIND = "paradec-tune"
 SCHEMA = 1
 MAX_BYTES = 64 * 2**20
 DEFAULTS = "defaults"  # the candidate that sets nothing: the method's defaults as the device profile sizes them
+# What a resumed tune reads of its state file, as shapes for misfit(): a file edited by hand or cut short
+# fails when it is loaded, in one line, not as a KeyError an hour into the run.
+NUMBER = (int, float)
+RECORD = {"tokens": int, "wall_s": NUMBER, "forwards": int, "ids": str}
+FINAL = {"best": str, "best_params": dict, "speedup": NUMBER, "tau": NUMBER, "default_speedup": NUMBER,
+         "default_tau": NUMBER, "prompts": int, "by_category": {str: {"key": str, "params": dict, "speedup": NUMBER}}}
+METHOD = {"runs": {str: {str: RECORD}}, "effective": {str: dict}, "final?": FINAL}
+STATE = {"fingerprint": str, "settings": {"model": (str, type(None))}, "created": str, "machine": dict,
+         "ar": {str: RECORD}, "methods": {str: METHOD}}
+_ABSENT = object()  # a missing field: it fits no shape
 
 
 def space(method: str) -> dict[str, tuple]:
@@ -94,3 +104,19 @@ def load(path) -> dict:
     if not isinstance(data, dict) or data.get("kind") != KIND or data.get("schema") != SCHEMA:
         raise ValueError(f"{path}: not a paradec tune results file of schema {SCHEMA}")
     return data
+
+
+def misfit(value, shape, where: str = "") -> str | None:
+    """Where value first departs from shape (None when it fits): a type or a tuple of types (JSON true is no
+    number); {str: S}, an object whose every value fits S; {"name": S, "other?": S}, an object with those
+    fields (? optional) and perhaps others."""
+    if not isinstance(shape, dict):
+        return where or "the file" if type(value) is bool or not isinstance(value, shape) else None
+    if not isinstance(value, dict):
+        return where or "the file"
+    if str in shape:
+        fields = [(k, v, shape[str]) for k, v in value.items()]
+    else:
+        fields = [(k.rstrip("?"), value.get(k.rstrip("?"), _ABSENT), s) for k, s in shape.items()
+                  if not k.endswith("?") or k.rstrip("?") in value]
+    return next((bad for k, v, s in fields if (bad := misfit(v, s, f"{where}.{k}" if where else k))), None)

@@ -21,6 +21,7 @@ import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb
 
+from .. import files
 from ..layer_ops import TorchOps, for_inference
 
 
@@ -192,6 +193,7 @@ def load(folder) -> tuple[EagleHead, dict]:
     from transformers import LlamaConfig
 
     folder = Path(folder)
+    files.only_regular(folder)  # a FIFO among its files would block the read below forever
     meta = json.loads((folder / "config.json").read_text())
     path = next((folder / f for f in WEIGHT_FILES if (folder / f).exists()), None)
     if path is None:

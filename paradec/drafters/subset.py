@@ -13,6 +13,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from .. import files
+
 SUBSET_KEY = "subset_ids"  # the subset's ids, stored beside a drafter's own weights
 
 
@@ -48,6 +50,7 @@ def read_weights(path: Path, what: str, train_command: str) -> tuple[dict, dict[
     """-> (metadata, the drafter's own tensors, the subset ids) of a file save_weights wrote."""
     if not path.exists():
         raise FileNotFoundError(f"no {what} at {path}: train one with `{train_command}`")
+    files.only_regular(path)  # a FIFO would block safe_open forever
     with safe_open(str(path), "pt") as f:
         meta, state = f.metadata() or {}, {k: f.get_tensor(k) for k in f.keys()}
     return meta, state, state.pop(SUBSET_KEY).long()
