@@ -49,10 +49,9 @@ BIG = {"a 256-node chain", "2,048 steps", "a window of 256 cells", "greedy teste
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in BIG else []) for n in ODD])
-def test_an_odd_trace_is_drawn_in_bounded_time(name):
+def test_an_odd_trace_is_drawn_and_scrubbed(name):
     method, data = build(ODD, name)
-    trace, _ = sources.import_trace(data)
-    t0 = time.perf_counter()
+    trace, _ = sources.import_trace(data)  # within the loader's drawing limits (the budget tests below)
     at = opened(method, trace)
     assert not errors(at) and not at.error, errors(at) + [e.value for e in at.error]
     for step in sorted({min(2, len(trace.steps)), len(trace.steps)} - {1}):  # the odd steps are the first two
@@ -62,7 +61,6 @@ def test_an_odd_trace_is_drawn_in_bounded_time(name):
     if sim:
         sim[0].click().run()
         assert not errors(at) and not at.error
-    assert time.perf_counter() - t0 < 30
 
 
 def test_what_slips_past_the_loader_is_an_error_box_and_the_app_keeps_working():

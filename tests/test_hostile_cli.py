@@ -100,6 +100,7 @@ def test_the_smallest_sampling_settings_allowed_stay_finite(capfd, tiny_dir):
     assert torch.isfinite(probs).all() and abs(float(probs.sum()) - 1) < 1e-5
 
 
+@pytest.mark.serial  # on a clock: run alone, not beside other tests
 def test_prompt_lookup_stays_cheap_at_its_caps():
     """ngram_max = 4,000 took 27 s a step at 4,000 tokens of context; at the caps a step is milliseconds."""
     ctx = [7] * 3000 + [1, 2, 3] + [7] * 996 + [9]  # long runs of one token: the slowest kind of search

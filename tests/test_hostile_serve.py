@@ -67,6 +67,7 @@ def _refusal(url: str, body: dict, value: str) -> str:
     return text.replace(repr(value), "VALUE").replace(value, "VALUE")
 
 
+@pytest.mark.serial  # on a clock: run alone, not beside other tests
 @pytest.mark.parametrize("method, name", WEIGHTS, ids=[f"{m}.{n}" for m, n in WEIGHTS])
 def test_a_weight_parameter_never_names_a_file_or_a_hub_id(url, files, method, name):
     messages = {_refusal(url, {"method": method, "prompt": "hi", "params": {name: v}}, v) for v in files.values()}
@@ -74,6 +75,7 @@ def test_a_weight_parameter_never_names_a_file_or_a_hub_id(url, files, method, n
     assert "not served here" in messages.pop()
 
 
+@pytest.mark.serial  # on a clock: run alone, not beside other tests
 @pytest.mark.parametrize("field", ["draft", "model"])
 def test_draft_and_model_never_name_a_file_or_a_hub_id(url, files, field):
     method = "sps" if field == "draft" else "ar"
@@ -198,6 +200,7 @@ def _until(condition, seconds: float) -> bool:
     return True
 
 
+@pytest.mark.serial  # on a clock: run alone, not beside other tests
 def test_dropped_clients_free_their_places_at_once(start, tiny):
     """Four clients connect and leave, one decoding and three waiting; a fresh client is next."""
     url, service = start(8)

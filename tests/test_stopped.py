@@ -83,6 +83,7 @@ def stop_after_a_step(fraction: float, text=None) -> None:
         raise StopException
 
 
+@pytest.mark.serial  # on a clock: run alone, not beside other tests
 def test_a_live_run_stopped_half_way_releases_the_model_and_caches_nothing(tiny_dir):
     from ui import live
 
