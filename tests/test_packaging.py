@@ -1,0 +1,35 @@
+"""pyproject.toml: `pip install -e .` gives the `paradec` command, its extras pin what requirements*.txt pin
+(the files `make setup` installs), and the CPU kernel's sources ship with the package."""
+import importlib
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _pins(text: str) -> dict[str, str]:
+    """name -> version of every `name==version` (extras in brackets dropped, names lower-case)."""
+    found = re.findall(r"^\s*\"?([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==([^\s\";]+)", text, re.M)
+    return {name.lower().replace("_", "-"): version for name, version in found}
+
+
+def test_the_package_pins_what_the_requirements_pin():
+    project = PROJECT["project"]
+    extras = [d for ds in project["optional-dependencies"].values() for d in ds]
+    declared = "\n".join([*project["dependencies"], *extras])
+    files = "\n".join((ROOT / f).read_text() for f in ("requirements.txt", "requirements-ray.txt",
+                                                       "requirements-dev.txt"))
+    assert _pins(declared) == _pins(files)
+
+
+def test_the_command_is_the_cli():
+    module, _, name = PROJECT["project"]["scripts"]["paradec"].partition(":")
+    assert getattr(importlib.import_module(module), name) is importlib.import_module("paradec.cli").main
+
+
+def test_the_kernel_sources_are_package_data():
+    patterns = PROJECT["tool"]["setuptools"]["package-data"]["paradec"]
+    shipped = {p.relative_to(ROOT / "paradec") for pattern in patterns for p in (ROOT / "paradec").glob(pattern)}
+    assert shipped == {p.relative_to(ROOT / "paradec") for p in (ROOT / "paradec" / "csrc").iterdir()}
