@@ -154,9 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _error(message: str) -> int:
     """One line on stderr, however long or many-lined the message; exit status 2."""
-    line = " ".join(message.split())
-    cut = line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "..."
-    print(f"paradec: error: {cut}", file=sys.stderr)
+    print(f"paradec: error: {methods.one_line(message, MAX_ERROR_CHARS)}", file=sys.stderr)
     return 2
 
 
@@ -208,7 +206,7 @@ def _run(args) -> int:
     if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
         raise methods.InputError("--trace needs a file name")
     if args.trace:
-        writable(args.trace, "trace")
+        methods.check_writable(args.trace, "trace")
     prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
     preset = preset_file.load(args.preset) if args.preset else None
     given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
@@ -257,8 +255,8 @@ def _bench(args) -> int:
     if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
         torch.set_num_threads(args.threads)
     if args.out:  # before minutes of decoding
-        writable(args.out, "results")
-        writable(Path(args.out).with_suffix(".csv"), "results")
+        methods.check_writable(args.out, "results")
+        methods.check_writable(Path(args.out).with_suffix(".csv"), "results")
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
@@ -276,14 +274,6 @@ def _bench(args) -> int:
         print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
     files.print_out(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
     return 0
-
-
-def writable(path, what: str) -> None:
-    """InputError unless the output can go to path (a regular file or a new name): asked before the work."""
-    try:
-        files.writable(path)
-    except OSError as e:
-        raise methods.InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def _hf_peers(args, draft: str | None) -> list[str]:

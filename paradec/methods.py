@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from . import catalog
+from . import catalog, files
 from .drafters.base import Drafter
 
 
@@ -15,9 +15,26 @@ class InputError(ValueError):
 
 
 def shown(value, limit: int = 60) -> str:
-    """A value as an error message echoes it: its repr, cut short (a 5,000-digit value is not a message)."""
+    """A value as an error message echoes it: its repr, cut short (a 5,000-digit value is not a message), and
+    a huge integer in a few words (repr() of one past 4,300 digits raises)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
     text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def one_line(message: str, most: int) -> str:
+    """An error's message on one line of at most `most` characters (one that quotes a huge value is cut)."""
+    message = " ".join(message.splitlines())
+    return message if len(message) <= most else message[:most - 3] + "..."
+
+
+def check_writable(path, what: str) -> None:
+    """InputError unless the output can go to path (a regular file or a new name): asked before the work."""
+    try:
+        files.writable(path)
+    except OSError as e:
+        raise InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def check_method(method: str) -> type[Drafter]:

@@ -40,22 +40,16 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise methods.InputError("the prompt is not valid text (bytes that are not UTF-8)") from None
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise methods.InputError(
-            f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {_shown(max_new_tokens)}")
+            f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {methods.shown(max_new_tokens)}")
     if not (temperature == 0.0 or MIN_TEMPERATURE <= temperature <= 10.0):
         raise methods.InputError(
             f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE} and 10, got {temperature}")
     if not MIN_TOP_P <= top_p <= 1.0:
         raise methods.InputError(f"top-p must be between {MIN_TOP_P} and 1, got {top_p}")
     if not 0 <= top_k <= MAX_TOP_K:
-        raise methods.InputError(f"top-k must be 0 (off) or between 1 and {MAX_TOP_K}, got {_shown(top_k)}")
+        raise methods.InputError(f"top-k must be 0 (off) or between 1 and {MAX_TOP_K}, got {methods.shown(top_k)}")
     if not SEEDS[0] <= seed <= SEEDS[1]:
-        raise methods.InputError(f"seed must fit in signed 64 bits, got {_shown(seed)}")
-
-
-def _shown(number: int) -> str:
-    """A refused number as a one-line message quotes it: a 5,000-digit one in a few words (str() of
-    one past 4,300 digits raises)."""
-    return str(number) if abs(number) < 10**30 else f"a number of about {int(number.bit_length() * 0.30103)} digits"
+        raise methods.InputError(f"seed must fit in signed 64 bits, got {methods.shown(seed)}")
 
 
 def check_pair(target: Loaded, draft: Loaded) -> None:

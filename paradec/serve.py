@@ -264,8 +264,7 @@ def public(message: str) -> str:
     folder of this machine's (PRIVATE) in it."""
     for folder, shown in PRIVATE:
         message = message.replace(folder, shown)
-    message = " ".join(message.splitlines())
-    return message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."
+    return methods.one_line(message, MAX_ERROR)
 
 
 def _one_line(e: ValidationError) -> str:

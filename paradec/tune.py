@@ -53,9 +53,9 @@ def tune_command(args) -> int:
     from .runner import Runner
 
     names = tunable_names(args.methods)
-    _writable(args.state, "state")  # the state is written after the first run, the preset after the last
+    methods.check_writable(args.state, "state")  # the state is written after the first run, the preset after the last
     if args.preset_out:
-        _writable(args.preset_out, "preset")
+        methods.check_writable(args.preset_out, "preset")
     if min(args.configs, args.first, args.eta - 1, args.finalists, args.repeats, args.per_category) < 1:
         raise methods.InputError("--configs, --first, --finalists, --repeats, --per-category must be at least 1, "
                                  "--eta at least 2")
@@ -86,13 +86,6 @@ def tunable_names(spec: str) -> list[str]:
         if not search.space(m):
             raise methods.InputError(f"{m} has no settings to tune (tunable: {', '.join(search.tunable())})")
     return names
-
-
-def _writable(path: str, what: str) -> None:
-    try:
-        files.writable(path)
-    except OSError as e:
-        raise methods.InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def _heldout(path: str, args) -> list[dict]:
