@@ -8,7 +8,7 @@ FROM python:3.11-slim
 
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
-# A C++ compiler and ninja build paradec's CPU kernel (paradec/kernels.py) for the CPU the Space runs on.
+# A C++ compiler and ninja build paradec's CPU kernel (paradec/cpu/kernels.py) for the CPU the Space runs on.
 RUN apt-get update && apt-get install -y --no-install-recommends g++ ninja-build && rm -rf /var/lib/apt/lists/*
 
 # Spaces run the container as uid 1000; everything it writes (the venv, the hub cache, the
@@ -31,7 +31,7 @@ COPY --chown=user . .
 # Convert the embedded model's GGUF now (~20 s), not on every start of the Space, and build the CPU kernel
 # (rebuilt at the first run if the Space's CPU differs from the builder's: -march=native).
 RUN /home/user/venv/bin/python -c "from paradec.models import embedded_path; embedded_path()" \
-    && /home/user/venv/bin/python -m paradec.kernels
+    && /home/user/venv/bin/python -m paradec.cpu.kernels
 
 EXPOSE 8501
 # XSRF protection off: the Space shows the app in an iframe whose browsers drop Streamlit's XSRF

@@ -15,11 +15,13 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, machine, methods, presets
+from . import bench_report, methods
+from .costs import machine
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
-from .production import config as engine_config
-from .production import workload
 from .runner import Request, Runner
+from .serving.production import config as engine_config
+from .serving.production import workload
+from .tuning import presets
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
 MAX_ID_CHARS = 200  # a prompt's id is echoed in progress lines, reports and tune's state
@@ -123,7 +125,7 @@ class Options:
     per_category: int = 0
     limit: int = 0
     preset: str | None = None  # the preset file the methods' settings came from, as the report names it
-    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.memory)
+    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.costs.memory)
 
     def sampling(self) -> dict:
         return dict(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
@@ -187,9 +189,9 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
 
 
 def measure_memory(runner: Runner, names: dict, row: dict, request) -> dict:
-    """Every row's memory (paradec.memory), one untimed run each on the first prompt, after the timed ones;
+    """Every row's memory (paradec.costs.memory), one untimed run each on the first prompt, after the timed ones;
     request(method, pairs) is the row's Request for a method."""
-    from . import memory
+    from .costs import memory
 
     print("bench: memory, one untimed run per method on the first prompt", file=sys.stderr)
     found = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import records
+from .core import records
 
 MAX_K = 16  # no rule drafts more than this many tokens in one step
 RULES = ("fixed", "heuristic", "confidence", "learned")  # paradec.drafters.draft_length
@@ -23,12 +23,12 @@ class Param:
     low: float | None = None  # numbers: the inclusive range
     high: float | None = None
     choices: tuple = ()  # strings with a fixed set of values
-    sized: bool = False  # the device profile (paradec.presets) sizes it when a run leaves it out
+    sized: bool = False  # the device profile (paradec.tuning.presets) sizes it when a run leaves it out
     weights: bool = False  # names weights: a service takes only operator-listed values, besides `spare`
     spare: tuple = ()  # the values of a weights parameter that name no file ("": the shipped weights)
     label: str = ""  # a page control's label (the name when empty)
     step: float | None = None  # a page slider's step (floats)
-    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tune); empty: it leaves this one alone
+    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tuning.tune); empty: it leaves this one alone
     when: tuple = ()  # (another parameter, its values) under which this one matters; the tuner varies it only then
 
     def check(self, value) -> None:

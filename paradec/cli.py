@@ -8,10 +8,12 @@ import codecs
 import json
 import sys
 
-from . import catalog, files, methods, preset_file
+from . import catalog, methods
 from .data import SPECBENCH
-from .preset_file import PresetError
-from .trace import TraceError
+from .traces import files
+from .traces.trace import TraceError
+from .tuning import preset_file
+from .tuning.preset_file import PresetError
 
 MAX_ERROR_CHARS = 300  # an error echoes what it was given: 5,000 digits stay out of the terminal
 MAX_REPEATS = 100  # counts have caps: a typo's 10**12 repeats would run until the machine is switched off
@@ -91,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--threads", type=integer(), default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
     _sampling_args(b)
-    from .tune import add_parser as tune_parser
+    from .tuning.tune import add_parser as tune_parser
 
     tune_parser(sub, _sampling_args, integer)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "tune":
-            from .tune import tune_command
+            from .tuning.tune import tune_command
 
             return tune_command(args)
         if args.command == "serve" and (args.ray or args.ray_address):
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve" and (args.replicas != 1 or args.max_replicas):
             raise methods.InputError("--replicas and --max-replicas need --ray (or --ray-address)")
         if args.command == "serve":
-            from .serve import serve_command
+            from .serving.serve import serve_command
 
             _check_address(args.host)  # before loading models, and not as uvicorn's log and exit 3
             return serve_command(args)
@@ -174,7 +176,7 @@ def _check_address(host: str) -> None:
 
 def _ray(args) -> int:
     try:
-        from .ray_serve import serve_ray_command
+        from .serving.ray_serve import serve_ray_command
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] != "ray":
             raise

@@ -6,7 +6,7 @@ import errno
 import json
 from pathlib import Path
 
-from .files import read_regular
+from .traces.files import read_regular
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 # Spec-Bench's 480 prompts, shipped in the repository (assets/data/README.md: origin and licence)

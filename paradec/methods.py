@@ -6,8 +6,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from . import catalog, files
+from . import catalog
 from .drafters.base import Drafter
+from .traces import files
 
 
 class InputError(ValueError):
@@ -75,7 +76,7 @@ def lossy(method: str, params: dict) -> str:
 
 def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None) -> dict:
     """KEY=VALUE strings (or a dict) -> typed, checked parameters; what they leave out comes from `base`
-    (the device's sizes, see paradec.presets.Profile.params), then the method's defaults."""
+    (the device's sizes, see paradec.tuning.presets.Profile.params), then the method's defaults."""
     desc = describe(method)
     known = desc.defaults()
     items = pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]

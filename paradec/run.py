@@ -5,10 +5,13 @@ from collections.abc import Callable
 
 import torch
 
-from . import engine, lora, methods, presets
-from .models import Loaded, encode_prompt, eos_ids, free_memory
-from .sampling import Sampler
-from .trace import Step, Trace
+from . import methods
+from .core import engine
+from .core.sampling import Sampler
+from .core.steps import Step
+from .models import Loaded, encode_prompt, eos_ids, free_memory, lora
+from .traces.trace import Trace
+from .tuning import presets
 
 MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
 MAX_PROMPT_CHARS = 200_000
@@ -17,7 +20,7 @@ MAX_PROMPT_CHARS = 200_000
 MIN_TEMPERATURE = 0.01
 MIN_TOP_P = 0.001
 # Top-k at or above the vocabulary keeps every token; a larger one only makes an integer that a trace
-# carries and its loader (paradec.safe_json: 19 digits at most) refuses. Seeds: torch's signed 64 bits.
+# carries and its loader (paradec.traces.safe_json: 19 digits at most) refuses. Seeds: torch's signed 64 bits.
 MAX_TOP_K = 2**20
 SEEDS = (-(2**63), 2**63 - 1)
 OUT_OF_MEMORY = "out of GPU memory: try a smaller tree/total_tokens, fewer new tokens, or a smaller preset"

@@ -13,11 +13,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import lora, methods, models
-from .lanes import Lane, Turn
-from .models import Loaded
+from . import methods, models
+from .core.steps import Step
+from .models import Loaded, lora
 from .run import check_pair, decode, resolve_params, validate
-from .trace import Step, Trace
+from .serving.lanes import Lane, Turn
+from .traces.trace import Trace
 
 MAX_DRAFTS = 4  # draft models kept per target (the oldest goes first)
 

@@ -21,15 +21,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from paradec.draft_model import load as load_draft  # noqa: E402
-from paradec.drafters import eagle_head  # noqa: E402
-from paradec.drafters.medusa_heads import load as load_heads  # noqa: E402
-from paradec.models import load  # noqa: E402
-from paradec.train import draft as draft_training  # noqa: E402
-from paradec.train.eagle import evaluate, lm_head_rows, split_rows  # noqa: E402
-from paradec.train.loop import spread  # noqa: E402
-from paradec.train.medusa import baseline_accuracy, positions  # noqa: E402
-from paradec.train.selfdistill import data_dir, features_dir, load_shards  # noqa: E402
+from paradec.drafters import eagle_head
+from paradec.drafters.medusa_heads import load as load_heads
+from paradec.models import load
+from paradec.models.draft_model import load as load_draft
+from paradec.train import draft as draft_training
+from paradec.train.eagle import evaluate, lm_head_rows, split_rows
+from paradec.train.loop import spread
+from paradec.train.medusa import baseline_accuracy, positions
+from paradec.train.selfdistill import data_dir, features_dir, load_shards
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
 A model of the embedded model's shapes (SmolLM2-135M-Instruct: 30 layers, 576 wide, GQA 9/3) with random
 weights, since costs do not depend on the weights and the GGUF is too large to carry there. For bfloat16
 and float32 it times one verify pass over 1-64 tokens after a 512-token cache, through Hugging Face's
-forward as the verifier runs it on a GPU (paradec.targets.HFTarget, a tree mask for trees), median of 9,
+forward as the verifier runs it on a GPU (paradec.core.targets.HFTarget, a tree mask for trees), median of 9,
 sizes interleaved. Writes assets/bench/gpu-<device name>.json in forward_cost.json's schema (a curve per
 dtype), which the Roofline page draws beside this CPU's.
 
@@ -22,9 +22,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paradec.drafters.base import Draft  # noqa: E402
-from paradec.targets import HFTarget  # noqa: E402
-from paradec.verify import target_forward  # noqa: E402
+from paradec.core.steps import Draft  # noqa: E402
+from paradec.core.targets import HFTarget  # noqa: E402
+from paradec.core.verify import target_forward  # noqa: E402
 
 SIZES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 CONTEXT = 512

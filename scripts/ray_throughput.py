@@ -1,4 +1,4 @@
-"""Runs per minute on the Ray Serve backend (paradec.ray_serve) with 1 replica against 2 (or --replicas).
+"""Runs per minute on the Ray Serve backend (paradec.serving.ray_serve) with 1 replica against 2 (or --replicas).
 
     python scripts/ray_throughput.py [--model embedded] [--replicas 1,2] [--runs 24] [--clients 8]
                                      [--method ar] [--max-new-tokens 32] [--out FILE.json]
@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 import ray  # noqa: E402
 from ray import serve  # noqa: E402
 
-from paradec import ray_serve  # noqa: E402
-from paradec.files import write_atomic  # noqa: E402
+from paradec.serving import ray_serve  # noqa: E402
+from paradec.traces.files import write_atomic  # noqa: E402
 
 PROMPTS = ["Explain what a hash table is.", "Write a haiku about rain.", "List three prime numbers.",
            "Why is the sky blue?", "Translate 'good morning' into French.", "Name a famous bridge."]

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paradec import models, run  # noqa: E402
-from paradec.files import write_atomic  # noqa: E402
+from paradec.traces.files import write_atomic  # noqa: E402
 from ui.presets import PRESETS  # noqa: E402
 
 DTYPES = ("float32", "bfloat16")

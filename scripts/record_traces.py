@@ -17,8 +17,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paradec import files, machine, methods  # noqa: E402
+from paradec import methods  # noqa: E402
+from paradec.costs import machine  # noqa: E402
 from paradec.runner import Request, Runner  # noqa: E402
+from paradec.traces import files  # noqa: E402
 from ui.presets import DEFAULT_DRAFT, PRESETS  # noqa: E402
 
 EXPLAIN, HAIKU = PRESETS["Explain (free text)"], PRESETS["Haiku (creative)"]
@@ -96,7 +98,7 @@ def forward_cost(target, sizes=COST_SIZES, repeats=7) -> dict:
     forward (what every run decodes with) and through Hugging Face's own forward (the model as loaded)."""
     import torch
 
-    from paradec.verify import pass_ms
+    from paradec.core.verify import pass_ms
 
     ctx = target.tokenizer(EXPLAIN * 3)["input_ids"]
     times = pass_ms({"paradec": target.decoder, "Hugging Face": target.model}, ctx, sizes, repeats)

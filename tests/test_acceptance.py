@@ -1,5 +1,5 @@
 """The acceptance α has one definition: accepted drafts / tested ones, a depth being tested when the
-accepted path reached the depth before it (paradec.trace.Trace.depth_acceptance). On a tree, siblings
+accepted path reached the depth before it (paradec.traces.trace.Trace.depth_acceptance). On a tree, siblings
 and nodes under a rejected one are not tests; on a chain it is the α of τ's i.i.d. model; AR has none.
 The shipped traces and results files show it, or, for results files that never counted tests, the old
 ratio under its own name."""
@@ -9,8 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from paradec import bench_report
-from paradec.speccost import chain_tau
-from paradec.trace import Node, Step, Trace, TraceError, step_tested
+from paradec.core.steps import Node, Step
+from paradec.costs.speccost import chain_tau
+from paradec.traces.trace import Trace, TraceError, step_tested
 from ui import bench as ui_bench
 
 from helpers import APP

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paradec import presets
-from paradec.trace import TraceError
+from paradec.traces.trace import TraceError
+from paradec.tuning import presets
 from ui import guide, narrate, sources
 
 from helpers import APP, go_to, player, tiny_model

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "transformers", "paradec.run", "paradec.models", "paradec.methods", "paradec.engine",
-         "paradec.verify", "paradec.sampling", "paradec.drafters")
+HEAVY = ("torch", "transformers", "paradec.run", "paradec.models", "paradec.methods", "paradec.core.engine",
+         "paradec.core.verify", "paradec.core.sampling", "paradec.drafters")
 
 
 def _imports(path: Path, top_level_only: bool) -> list[str]:

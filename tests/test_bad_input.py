@@ -1,6 +1,6 @@
 """Bad input the other test files do not cover, in the CLI (exit 2, one line on stderr) and
 in the app (an error box, the page still usable): prompts that are not UTF-8 or are all
-control characters, trees past the cap (paradec.tree.MAX_NODES) or nested past the stack,
+control characters, trees past the cap (paradec.core.tree.MAX_NODES) or nested past the stack,
 ranks a head cannot give, and hand-made links and tree edits nested past the stack.
 A tiny random model saved with the embedded tokenizer, tiny random heads, one thread."""
 import json
@@ -8,7 +8,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paradec import tree
+from paradec.core import tree
 from paradec.drafters import eagle_head, medusa_heads
 from tests.test_cli import assert_one_line_error, cli
 from ui.presets import CUSTOM

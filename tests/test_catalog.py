@@ -6,8 +6,9 @@ import inspect
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paradec import catalog, methods, presets
-from paradec.presets import DeviceInfo
+from paradec import catalog, methods
+from paradec.tuning import presets
+from paradec.tuning.presets import DeviceInfo
 
 from helpers import APP
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from test_app import open_page
 
-from paradec import presets
+from paradec.tuning import presets
 from ui import sidebar
 from ui.presets import PRESETS
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from paradec import presets
 from paradec.cli import main
 from paradec.run import MAX_NEW_TOKENS, MAX_PROMPT_CHARS
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
+from paradec.tuning import presets
 
 from helpers import tiny_model
 

@@ -9,13 +9,13 @@ import random
 import pytest
 import torch
 
-from paradec import cli, lora
+from paradec import cli
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters.base import Drafter
-from paradec.engine import decode
 from paradec.methods import InputError
-from paradec.models import ModelError
+from paradec.models import ModelError, lora
 from paradec.run import run
-from paradec.sampling import Sampler
 from paradec.train import cllm as train_cllm
 
 from helpers import APP, tiny_model
@@ -173,7 +173,7 @@ def test_bench_runs_cllm_on_its_fine_tuned_copy_next_to_jacobi(tiny_dir, adapter
 
 
 def test_the_service_serves_only_the_shipped_deltas(tiny_loaded, adapter):
-    from paradec.serve import RunRequest, Service
+    from paradec.serving.serve import RunRequest, Service
 
     service = Service({"tiny": tiny_loaded})
     with pytest.raises(InputError, match="is not served here: the shipped weights"):

@@ -1,7 +1,7 @@
 """Greedy decoding: every method gives autoregressive decoding's tokens, token for token.
 
 Tiny random float32 Llamas (and one float64 check), prompts given as token ids, through
-paradec.engine.decode directly. Drafts: the target itself (always agrees), a copy of the
+paradec.core.engine.decode directly. Drafts: the target itself (always agrees), a copy of the
 target whose LM-head rows are rotated by one (its argmax is never the target's), and an
 unrelated random model. Also a test-only tree drafter, so that accepted paths that are
 not a prefix of the node list (KV compaction's index path) run inside the real loop."""
@@ -13,14 +13,15 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paradec import records, tree
-from paradec.drafters.base import Draft, Drafter
+from paradec.core import records, tree
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
+from paradec.core.steps import Draft
+from paradec.drafters.base import Drafter
 from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
-from paradec.engine import decode
-from paradec.sampling import Sampler
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from helpers import tiny_model
 

@@ -7,12 +7,12 @@ import math
 import pytest
 import torch
 
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import draft_length as dl
 from paradec.drafters.base import Drafter
 from paradec.drafters.sps import SpeculativeSampling
-from paradec.engine import decode
 from paradec.models import load_draft
-from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 from paradec.train.stop import auc, fit, predict
@@ -194,9 +194,10 @@ def test_the_comparison_figures_on_the_recorded_runs():
 
 
 def test_calibration_of_a_hand_made_trace():
+    from paradec.core.records import DraftLength
+    from paradec.core.steps import Node, Step
     from paradec.plots.draft_length import calibration
-    from paradec.records import DraftLength
-    from paradec.trace import Node, Step, Trace
+    from paradec.traces.trace import Trace
 
     def step(chances, accepted):
         nodes = [Node(token=1, parent=i - 1, depth=i + 1, status="accepted" if i < accepted else "rejected")

@@ -6,14 +6,14 @@ models, one thread."""
 import pytest
 import torch
 
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import draft_length as dl
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa
-from paradec.engine import decode
-from paradec.sampling import Sampler
 
 from helpers import APP, tiny_model
 
@@ -143,7 +143,7 @@ def test_learned_cuts_trees_by_the_chance_along_the_best_branch(target, folders,
 
 def test_medusa_per_head_acceptance_counts_the_steps_that_kept_that_head(target, folders):
     from paradec.plots.medusa import head_acceptance
-    from paradec.trace import Trace
+    from paradec.traces.trace import Trace
 
     steps = generate(target, make(target, folders, "medusa", draft_length="confidence", threshold=0.5))[1]
     trace = Trace(method="medusa", params={}, model="tiny", prompt="", prompt_ids=PROMPT, sampling={},

@@ -8,9 +8,9 @@ import torch
 from safetensors import safe_open
 
 from paradec.cli import main as cli_main
-from paradec.draft_model import ASSET, WEIGHTS
 from paradec.drafters.subset import SUBSET_KEY
 from paradec.models import TRAINED, default_draft, load_draft
+from paradec.models.draft_model import ASSET, WEIGHTS
 from paradec.run import run
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards

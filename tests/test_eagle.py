@@ -7,13 +7,13 @@ import json
 import pytest
 import torch
 
-from paradec import tree
+from paradec.core import tree
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head
 from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
 from paradec.drafters.eagle_head import fuse_layers
-from paradec.engine import decode
-from paradec.sampling import Sampler
 
 from helpers import tiny_model
 

@@ -8,11 +8,13 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from paradec import methods, presets, run
+from paradec import methods, run
+from paradec.core.steps import Node, Step
 from paradec.drafters import eagle_head
 from paradec.drafters.eagle import TREES
 from paradec.plots import eagle as plots
-from paradec.trace import Node, Step, Trace
+from paradec.traces.trace import Trace
+from paradec.tuning import presets
 from ui import sources
 
 from helpers import APP, go_to, player

@@ -4,11 +4,11 @@ with the trained head (greedy equal to AR); the training-time-test mask on a han
 import pytest
 import torch
 
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head
 from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle2, Eagle3
-from paradec.engine import decode
-from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 from paradec.train.eagle import loss_of

@@ -6,12 +6,12 @@ import json
 import pytest
 import torch
 
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters.base import Drafter
 from paradec.drafters.early_exit import SHIPPED, EarlyExit
-from paradec.engine import decode
 from paradec.methods import InputError, make_drafter
 from paradec.models import Loaded
-from paradec.sampling import Sampler
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 

@@ -1,16 +1,18 @@
-"""The fast CPU forward (paradec.fast) computes what the Hugging Face model computes: the same logits and
+"""The fast CPU forward (paradec.cpu.fast) computes what the Hugging Face model computes: the same logits and
 hidden states (to float32 rounding) for a prefill, a chain, a tree and a Lookahead window, with its
 packed kernel and with torch's fallback; its cache compacts like the verifier's; and every method's greedy
 tokens through it equal AR's through it."""
 import pytest
 import torch
 
-from paradec import kernels, verify
-from paradec.drafters.base import Draft, Drafter
-from paradec.engine import decode
-from paradec.fast import Cache, FastTarget
-from paradec.sampling import Sampler
-from paradec.targets import HFTarget
+from paradec.core import verify
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
+from paradec.core.steps import Draft
+from paradec.core.targets import HFTarget
+from paradec.cpu import kernels
+from paradec.cpu.fast import Cache, FastTarget
+from paradec.drafters.base import Drafter
 
 from helpers import cannot_run, tiny_model
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from paradec import methods
-from paradec.engine import decode
-from paradec.sampling import Sampler
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 
 from helpers import tiny_model
 

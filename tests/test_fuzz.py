@@ -20,14 +20,15 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paradec import catalog, methods, tree
+from paradec import catalog, methods
 from paradec.catalog import METHODS
+from paradec.core import tree
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.draft_length import SCHEDULES
-from paradec.engine import decode
 from paradec.models import Loaded, truncated
-from paradec.sampling import Sampler
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from helpers import tiny_model
 

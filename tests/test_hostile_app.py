@@ -13,8 +13,10 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from streamlit.testing.v1 import AppTest
 from test_serve import start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import catalog, records, trace_check
-from paradec.trace import Trace, TraceError
+from paradec import catalog
+from paradec.core import records
+from paradec.traces import trace_check
+from paradec.traces.trace import Trace, TraceError
 from ui import offered, remote, sources
 from ui.page import PAGE_NAMES
 
@@ -183,7 +185,7 @@ def test_uploads_are_capped_by_the_server_at_the_trace_cap():
     import tomllib
     from pathlib import Path
 
-    from paradec.trace import MAX_TRACE_BYTES
+    from paradec.traces.trace import MAX_TRACE_BYTES
 
     server = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())["server"]
     assert server["maxUploadSize"] * 2**20 <= sources.MAX_UPLOAD <= MAX_TRACE_BYTES

@@ -21,11 +21,12 @@ from safetensors.torch import save_file
 from test_cli import assert_one_line_error, cli
 from test_safety import _cache, fake_gguf  # noqa: F401 (fixture: the GGUF conversion on a tiny model)
 
-from paradec import files, models
+from paradec import models
+from paradec.core.sampling import Sampler
 from paradec.drafters import medusa_heads
 from paradec.drafters.pld import PromptLookup
-from paradec.sampling import Sampler
-from paradec.trace import Trace, TraceError
+from paradec.traces import files
+from paradec.traces.trace import Trace, TraceError
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -163,7 +164,7 @@ def test_a_folder_as_prompt_file_is_refused(capfd, tmp_path):
 
 SAVE_UNDER_A_FULL_DISK = """
 import resource, sys
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 trace = Trace.load(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))  # writes past 8 KB fail (EFBIG)
 try:

@@ -16,8 +16,8 @@ import pytest
 from test_cli import assert_one_line_error
 from test_hostile_cli import WEIGHT_FILES, WHERE, _within
 
-from paradec import files
 from paradec.cli import MAX_ERROR_CHARS, main
+from paradec.traces import files
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -16,9 +16,10 @@ import torch
 from safetensors.torch import save_file
 from test_serve import get, post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import catalog, methods, serve
+from paradec import catalog, methods
 from paradec.drafters import medusa_heads
-from paradec.lanes import Lane
+from paradec.serving import serve
+from paradec.serving.lanes import Lane
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

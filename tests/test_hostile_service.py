@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 from test_serve import post, start, tiny  # noqa: F401 (fixtures: a loopback service on the tiny model)
 
-from paradec import catalog, cli, run, runner, serve
+from paradec import catalog, cli, run, runner
 from paradec.drafters import eagle_head
-from paradec.requests import RunRequest
-from paradec.trace import Trace
+from paradec.serving import serve
+from paradec.serving.requests import RunRequest
+from paradec.traces.trace import Trace
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-ROOT = Path(serve.__file__).resolve().parents[1]
+ROOT = Path(serve.__file__).resolve().parents[2]
 HUGE = int("9" * 400)
 
 
@@ -106,7 +107,7 @@ def test_public_messages_are_one_cut_line():
 
 def test_a_negative_content_length_is_a_4xx(url):
     """The HTTP parser (uvicorn's httptools or h11) refuses it before the app sees the request: its
-    own plain-text 400, which no app code can shape into JSON (paradec.serve's docstring says so)."""
+    own plain-text 400, which no app code can shape into JSON (paradec.serving.serve's docstring says so)."""
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as s:
         s.sendall(b"POST /run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}")

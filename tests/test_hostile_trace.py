@@ -8,9 +8,9 @@ import torch
 from test_fuzz import setup  # noqa: F401 (fixture: a tiny target, its self:1 draft, random heads)
 
 from paradec import catalog, methods
-from paradec.engine import decode
-from paradec.sampling import Sampler
-from paradec.trace import Trace, TraceError
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
+from paradec.traces.trace import Trace, TraceError
 
 from hostile_traces import BROKEN, ODD, build
 

@@ -7,14 +7,15 @@ import pytest
 import torch
 
 from paradec.catalog import METHODS
-from paradec.drafters.base import Draft, Drafter
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
+from paradec.core.steps import Draft
+from paradec.core.targets import HFCache as DynamicCache
+from paradec.core.tree import ancestors, mask_rows
+from paradec.core.verify import target_forward
+from paradec.drafters.base import Drafter
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
-from paradec.engine import decode
-from paradec.sampling import Sampler
-from paradec.targets import HFCache as DynamicCache
-from paradec.tree import ancestors, mask_rows
-from paradec.verify import target_forward
 
 from helpers import tiny_model
 
@@ -129,7 +130,7 @@ def test_trace_alone_rebuilds_pool_window_and_mask(model, g):
     the candidates each step really took, and the recorded window_sees give the combined mask."""
     from paradec.plots.lookahead import pool_before
     from paradec.plots.mask import mask_matrix
-    from paradec.trace import Trace
+    from paradec.traces.trace import Trace
 
     _, steps = generate(model, Lookahead(window=3, ngram=3, candidates=g), PROMPTS[0], n=30)
     trace = Trace("lookahead", {"window": 3, "ngram": 3, "candidates": g}, "tiny", "", PROMPTS[0], {}, 30, steps)

@@ -5,8 +5,8 @@ import torch
 from torch.testing import assert_close
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
-from paradec import kernels
-from paradec.layer_ops import KERNEL_ROWS, KernelOps, TorchOps, causal
+from paradec.cpu import kernels
+from paradec.cpu.layer_ops import KERNEL_ROWS, KernelOps, TorchOps, causal
 
 from helpers import cannot_run
 

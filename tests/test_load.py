@@ -19,8 +19,9 @@ import torch
 import uvicorn
 from test_serve import REQUESTS, _free_port, alone, get, post, tiny, untimed  # noqa: F401 (tiny: a fixture)
 
-from paradec import models, run, serve
-from paradec.trace import Trace
+from paradec import models, run
+from paradec.serving import serve
+from paradec.traces.trace import Trace
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -6,13 +6,14 @@ import json
 import pytest
 import torch
 
-from paradec import tree
+from paradec.core import tree
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
+from paradec.core.steps import Draft
+from paradec.core.verify import accept
 from paradec.drafters import medusa_heads
-from paradec.drafters.base import Draft, Drafter
+from paradec.drafters.base import Drafter
 from paradec.drafters.medusa import SHIPPED, Medusa
-from paradec.engine import decode
-from paradec.sampling import Sampler
-from paradec.verify import accept
 
 from helpers import tiny_model
 
@@ -276,7 +277,7 @@ def test_sampling_keeps_the_targets_distribution(tmp_path):
 def test_page_views_of_a_trace(target, tmp_path):
     """paradec.plots.medusa (no torch) on a real run: paths, winner, per-head acceptance."""
     from paradec.plots import medusa as views
-    from paradec.trace import Trace
+    from paradec.traces.trace import Trace
 
     n = 30
     reference = PROMPT + generate(target, Drafter(), n + 8)[0]
@@ -299,8 +300,8 @@ def test_page_views_of_a_trace(target, tmp_path):
 def test_packed_heads_are_the_drafters_own_and_score_as_the_loaded_ones(target, tmp_path):
     """On the CPU in float32 the drafter packs its heads' products for paradec's kernel: a copy, so the loaded
     heads (shared by every run) keep plain nn.Linear layers, and the packed heads give the same logits."""
-    from paradec import kernels
-    from paradec.fast import PackedLinear
+    from paradec.cpu import kernels
+    from paradec.cpu.fast import PackedLinear
 
     ids = torch.arange(0, V, 2)
     folder = saved(random_heads(ids=ids), tmp_path)

@@ -13,11 +13,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_decoders import FEW, V, ar, check_steps, generate, models  # noqa: F401 (fixture)
 
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters.base import Drafter
 from paradec.drafters.mirror import Mirror
-from paradec.engine import decode
 from paradec.methods import InputError, make_drafter
-from paradec.sampling import Sampler
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -138,7 +138,7 @@ def test_timeline_lanes_follow_the_run(models):  # noqa: F811
     """The Gantt's intervals: per step, drafting then the verify pass on the target's lane (never
     overlapping each other), the worker's drafting inside the run; the summary adds them up."""
     from paradec.plots import timeline
-    from paradec.trace import Trace
+    from paradec.traces.trace import Trace
 
     for parallel in (False, True):
         _, steps = generate(Slow(models["target"], 0.02), Mirror(models["other"], k=2, parallel=parallel), [3, 4], 12)

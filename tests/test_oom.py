@@ -13,8 +13,9 @@ from test_load import serving
 from test_serve import post, untimed
 from transformers import Cache
 
-from paradec import cli, models, run, serve
+from paradec import cli, models, run
 from paradec.run import OUT_OF_MEMORY, OutOfMemory
+from paradec.serving import serve
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -32,4 +32,4 @@ def test_the_command_is_the_cli():
 def test_the_kernel_sources_are_package_data():
     patterns = PROJECT["tool"]["setuptools"]["package-data"]["paradec"]
     shipped = {p.relative_to(ROOT / "paradec") for pattern in patterns for p in (ROOT / "paradec").glob(pattern)}
-    assert shipped == {p.relative_to(ROOT / "paradec") for p in (ROOT / "paradec" / "csrc").iterdir()}
+    assert shipped == {p.relative_to(ROOT / "paradec") for p in (ROOT / "paradec" / "cpu" / "csrc").iterdir()}

@@ -6,14 +6,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paradec import records, tree
+from paradec.core import records, tree
+from paradec.core.steps import Node, Step
+from paradec.costs.speccost import chain_tau
 from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.style import COLORS
 from paradec.plots.tokens import label, stream_html
 from paradec.plots.tree import FINAL, ROOT, graph, positions, tree_figure
-from paradec.speccost import chain_tau
-from paradec.trace import Node, Step, Trace
+from paradec.traces.trace import Trace
 
 P_TOP = [[5, 0.5], [6, 0.3], [7, 0.1], [8, 0.05]]
 Q_TOP = [[6, 0.6], [5, 0.2], [9, 0.1], [7, 0.05]]

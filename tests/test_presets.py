@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from paradec import catalog, hub, presets
-from paradec.presets import DeviceInfo, Model
+from paradec import catalog
+from paradec.models import hub
+from paradec.tuning import presets
+from paradec.tuning.presets import DeviceInfo, Model
 
 from helpers import APP
 

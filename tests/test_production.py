@@ -11,9 +11,9 @@ import pytest
 
 from paradec import bench_report
 from paradec.cli import main
-from paradec.production import config, steps, vllm, workload
-from paradec.production.config import EngineError
-from paradec.trace import Trace
+from paradec.serving.production import config, steps, vllm, workload
+from paradec.serving.production.config import EngineError
+from paradec.traces.trace import Trace
 from tools.standin_engine import Running, StandIn
 
 SETTINGS = {"max_new_tokens": 10, "temperature": 0.0, "top_p": 1.0, "top_k": 0, "seed": 0}
@@ -224,7 +224,7 @@ def test_bench_refuses_an_unreachable_engine_before_loading_anything(tmp_path, p
 # ---------------------------------------------------------------- serve --engine (the service's start-up option)
 
 def post(url: str, body: dict) -> tuple[int, dict]:
-    from paradec.production.client import call, json_of
+    from paradec.serving.production.client import call, json_of
 
     status, raw = call(url, body)
     return status, json_of(raw, url)
@@ -236,7 +236,7 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
 
     import uvicorn
 
-    from paradec import serve
+    from paradec.serving import serve
 
     with Running(StandIn(per_request="detailed")) as engine:
         peers = (peer_at(engine.url, ",method=eagle3"), config.parse(f"sglang=http://127.0.0.1:{closed_port()}"))
@@ -247,7 +247,7 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
             time.sleep(0.02)
         base = f"http://127.0.0.1:{server.config.port}"
         try:
-            from paradec.production.client import call, json_of
+            from paradec.serving.production.client import call, json_of
 
             listed = json_of(call(base + "/engines")[1], base)
             assert [e["name"] for e in listed] == ["vllm", "sglang"] and engine.url not in json.dumps(listed)

@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from paradec import cli, methods, run, serve
-from paradec.lanes import QueueFull
-from paradec.requests import RunRequest
+from paradec import cli, methods, run
+from paradec.serving import serve
+from paradec.serving.lanes import QueueFull
+from paradec.serving.requests import RunRequest
 
 ray = pytest.importorskip("ray")
 import yaml  # noqa: E402 (Ray's dependency)
 from ray.serve.exceptions import BackPressureError  # noqa: E402
 from ray.serve.schema import ServeDeploySchema  # noqa: E402
 
-from paradec import ray_serve  # noqa: E402
+from paradec.serving import ray_serve  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_the_serve_config_is_valid_and_builds_the_application():
     config = ServeDeploySchema.model_validate(yaml.safe_load((ROOT / "deploy" / "serve.yaml").read_text()))
     [app] = config.applications
-    assert app.name == ray_serve.APP and app.import_path == "paradec.ray_serve:app_builder"
+    assert app.name == ray_serve.APP and app.import_path == "paradec.serving.ray_serve:app_builder"
     ray_serve.app_builder(app.args)  # binds the deployments: no cluster, no model loaded
 
 
@@ -47,7 +48,7 @@ def test_replicas_without_ray_are_refused(capsys):
 
 
 def test_without_ray_paradec_imports_and_serve_ray_says_what_to_install():
-    code = ("import sys; sys.modules['ray'] = None; import paradec.serve, paradec.cli; "
+    code = ("import sys; sys.modules['ray'] = None; import paradec.serving.serve, paradec.cli; "
             "sys.exit(paradec.cli.main(['serve', '--ray']))")  # None in sys.modules: `import ray` fails
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.strip() == ("paradec: error: --ray needs Ray Serve: "

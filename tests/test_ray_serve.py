@@ -1,4 +1,4 @@
-"""The backend on Ray Serve (paradec.ray_serve): one local Ray on loopback for the module (2 CPUs, no
+"""The backend on Ray Serve (paradec.serving.ray_serve): one local Ray on loopback for the module (2 CPUs, no
 dashboard), the tiny model on 2 CPU replicas. The same API as `python -m paradec serve`: the single-process
 service's bad-request and hostile-request tests run here against Ray's endpoint unchanged (imported below);
 20 concurrent runs (200 or a clean 429, each equal to the run alone); a replica killed mid-run (the run is
@@ -38,7 +38,7 @@ from helpers import player
 ray = pytest.importorskip("ray")
 from ray import serve  # noqa: E402
 
-from paradec import ray_serve  # noqa: E402
+from paradec.serving import ray_serve  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # replicas are killed and restarted on a clock
 QUEUE = 8  # runs that may wait in Ray's line behind the 2 running ones

@@ -6,11 +6,11 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paradec import machine, roofline, speccost
+from paradec.costs import machine, roofline, speccost
+from paradec.costs.roofline import HARDWARE, MODELS
 from paradec.plots import roofline as plots
 from paradec.plots.style import COLORS
-from paradec.roofline import HARDWARE, MODELS
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import sources
 
 from helpers import APP

@@ -1,6 +1,6 @@
 """Sampling: rejection sampling gives exactly the target's distribution.
 
-(a) paradec.verify.accept on synthetic p and q over a small vocabulary: one drafted node
+(a) paradec.core.verify.accept on synthetic p and q over a small vocabulary: one drafted node
     drawn from q, a deterministic (one-hot) proposal, sibling nodes (accept walks them in
     turn, moving to the residual after each rejection), a two-node chain (the joint of the
     first two committed tokens), and top-k/top-p shaped distributions. The committed
@@ -21,17 +21,17 @@ from collections import Counter
 import pytest
 import torch
 
-import paradec.verify
-from paradec.draft_model import SubsetDraft
-from paradec.drafters.base import Draft
+import paradec.core.verify
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler, residual
+from paradec.core.steps import Draft
+from paradec.core.verify import accept
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.drafters.subset import VocabSubset
-from paradec.engine import decode
-from paradec.sampling import Sampler, residual
-from paradec.verify import accept
+from paradec.models.draft_model import SubsetDraft
 
 from helpers import tiny_model
 from stats import ALPHA, chi2_sf, exact_joint, gof_pvalue, two_sample_pvalue
@@ -149,7 +149,7 @@ def test_accept_preserves_top_k_top_p_shaped_distribution(proposals):
 def test_the_test_has_power(monkeypatch):
     """The same test, sample size and seed reject a broken rule: after a rejection,
     sampling from p itself instead of norm(max(0, p - q))."""
-    monkeypatch.setattr(paradec.verify, "residual", lambda p, q: p)
+    monkeypatch.setattr(paradec.core.verify, "residual", lambda p, q: p)
     assert gof_pvalue(_simulate([Q1]), _exact(SAMPLE)) < ALPHA
 
 

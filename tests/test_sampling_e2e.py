@@ -16,13 +16,13 @@ import copy
 import pytest
 import torch
 
+import paradec.core.engine as engine
 import paradec.drafters.draft_length as draft_length
-import paradec.engine as engine
+from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head
 from paradec.drafters.eagle import Eagle
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
-from paradec.sampling import Sampler
 
 from helpers import tiny_model
 from stats import ALPHA, exact_marginals, marginals_pvalue

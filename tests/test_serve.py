@@ -16,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import uvicorn
 
-from paradec import cli, models, run, serve
-from paradec.lanes import Lane, QueueFull
-from paradec.trace import Trace
+from paradec import cli, models, run
+from paradec.serving import serve
+from paradec.serving.lanes import Lane, QueueFull
+from paradec.traces.trace import Trace
 
 TIMINGS = ("wall_s", "draft_ms", "verify_ms", "start_ms")
 

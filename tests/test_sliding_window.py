@@ -6,11 +6,12 @@ import pytest
 import torch
 from transformers import MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM
 
-from paradec import catalog, methods, targets, verify
+from paradec import catalog, methods
+from paradec.core import targets, verify
+from paradec.core.engine import decode
+from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head, medusa_heads
 from paradec.drafters.base import Drafter
-from paradec.engine import decode
-from paradec.sampling import Sampler
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
+from paradec.core.sampling import Sampler
 from paradec.drafters.subset import VocabSubset
-from paradec.sampling import Sampler
 
 
 def test_subset_logits_expand_to_the_full_vocabulary():

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from paradec import records
-from paradec import trace as trace_mod
+from paradec.core import records
+from paradec.core.steps import Node, Step
 from paradec.models import truncated
 from paradec.run import run
-from paradec.trace import MAX_TRACE_BYTES, SCHEMA_VERSION, Node, Step, Trace, TraceError, record_class
+from paradec.traces import trace as trace_mod
+from paradec.traces.trace import MAX_TRACE_BYTES, SCHEMA_VERSION, Trace, TraceError, record_class
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

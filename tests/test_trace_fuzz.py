@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paradec.trace import Trace, TraceError
+from paradec.traces.trace import Trace, TraceError
 from ui.sources import import_trace
 
 TRACES = Path(__file__).resolve().parent.parent / "assets" / "traces"

@@ -12,7 +12,7 @@ The tree used throughout (P = the pending token, letters = draft nodes, index in
 """
 import pytest
 
-from paradec import tree
+from paradec.core import tree
 
 PARENTS = [-1, -1, 0, 0, 1, 2]
 

@@ -5,10 +5,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from paradec import roofline, treeattn
+from paradec.costs import roofline, treeattn
+from paradec.costs.roofline import MODELS
 from paradec.plots import treeattn as plots
-from paradec.roofline import MODELS
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import sources
 
 SMOL = MODELS["SmolLM2-135M-Instruct"].with_dtype("bfloat16")

@@ -5,8 +5,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from paradec import catalog, preset_file, tune_search
+from paradec import catalog
 from paradec.cli import main
+from paradec.tuning import preset_file, tune_search
 
 from helpers import APP
 

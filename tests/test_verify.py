@@ -4,11 +4,11 @@ acceptance on hand-made logits. (Sampling acceptance is in test_sampling.py.)"""
 import pytest
 import torch
 
-from paradec import tree
-from paradec.drafters.base import Draft
-from paradec.sampling import Sampler
-from paradec.targets import HFCache as DynamicCache
-from paradec.verify import accept, record, target_forward, tree_attention_mask
+from paradec.core import tree
+from paradec.core.sampling import Sampler
+from paradec.core.steps import Draft
+from paradec.core.targets import HFCache as DynamicCache
+from paradec.core.verify import accept, record, target_forward, tree_attention_mask
 
 from helpers import tiny_model
 
@@ -201,7 +201,7 @@ def test_a_sampled_node_records_p_and_q_on_every_token_either_top_list_names():
 def test_pass_ms_times_every_size_of_every_forward(tiny_loaded, monkeypatch):
     """The cost probe times each forward at each size `repeats` times, and each timed pass is one chain verify
     pass over exactly n tokens after the cached context."""
-    import paradec.verify as verify
+    import paradec.core.verify as verify
 
     seen = []
     real = verify.target_forward

@@ -1,10 +1,10 @@
-"""paradec.worker: every job on one thread, its events back in the caller's thread, a caller that gives up
+"""paradec.serving.worker: every job on one thread, its events back in the caller's thread, a caller that gives up
 stops the job at its next event."""
 import threading
 
 import pytest
 
-from paradec.worker import Stopped, Worker
+from paradec.serving.worker import Stopped, Worker
 
 
 def test_jobs_run_on_one_thread_whatever_thread_calls():

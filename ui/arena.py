@@ -6,7 +6,7 @@ import streamlit as st
 from paradec.plots import arena as plots
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from . import live, sources
 from .presets import DEFAULT_DRAFT

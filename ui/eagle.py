@@ -8,10 +8,10 @@ import statistics
 import plotly.graph_objects as go
 import streamlit as st
 
+from paradec.costs.speccost import SpecStep
 from paradec.plots import eagle as plots
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
-from paradec.speccost import SpecStep
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from . import sources
 from .stage import Extra, Panel

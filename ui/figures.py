@@ -3,7 +3,8 @@ benchmark, forward-cost probe, tuned preset or recorded trace changes the text w
 measured number by hand. A file that is missing gives "?" in the text, never an error."""
 from __future__ import annotations
 
-from paradec import catalog, presets
+from paradec import catalog
+from paradec.tuning import presets
 
 from . import sources
 from .bench import MAIN, main_report

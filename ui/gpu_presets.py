@@ -8,8 +8,7 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from paradec import presets
-from paradec.hub import HubError
+from paradec.tuning import presets
 
 from . import offered
 
@@ -49,6 +48,8 @@ def render() -> None:
 
 
 def _fetch(live, preset: presets.Preset) -> None:
+    from paradec.models.hub import HubError  # the hub's client: loaded on the click, not with the page
+
     bar = st.progress(0.0, text="Contacting the Hugging Face hub…")
     try:
         folders = live.fetch(preset, _shown_on(bar))

@@ -2,9 +2,9 @@
 that replays recorded traces never imports it.
 
 Models are cached once per process and shared read-only between sessions (each run keeps its
-own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
+own KV cache); runs on one model take turns in its lane (paradec.serving.lanes), so a class pressing
 Run at once queues instead of filling the memory. Every torch call (loading, decoding, probing) runs on
-one thread (paradec.worker): Streamlit runs each script run on a new thread, and torch on many threads
+one thread (paradec.serving.worker): Streamlit runs each script run on a new thread, and torch on many threads
 was slower than the same decode in a script. Every value that changes a result is part of
 the cache key. With the operator's backend (PARADEC_BACKEND), runs go to `python -m paradec serve`
 instead (ui.remote) and this process never imports torch. Models, drafts and weights are the ones the
@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from paradec.lanes import QueueFull
-from paradec.trace import Trace
+from paradec.serving.lanes import QueueFull
+from paradec.traces.trace import Trace
 
 from . import offered, remote
 from .settings import Settings
@@ -40,7 +40,7 @@ def _runner(device: str, dtype: str):
 @st.cache_resource(show_spinner=False)
 def _worker():
     """The one thread this process runs torch on."""
-    from paradec.worker import Worker
+    from paradec.serving.worker import Worker
 
     return Worker()
 
@@ -52,7 +52,7 @@ def _on_worker(job, on_event=None):
 
 def _loaded(runner, model: str):
     """The model, loaded on first use. The first load on a machine also builds paradec's CPU kernel
-    (paradec.kernels): say so while it runs."""
+    (paradec.cpu.kernels): say so while it runs."""
     if model in runner.specs():
         return runner.target(model)
     with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about a minute)…"):
@@ -162,7 +162,7 @@ def _request(k: Key) -> dict:
 
 def run_set(keys: dict[str, Key], progress=None) -> dict[str, Trace]:
     """Several methods decoded back to back in this process, after a warm-up, so that their
-    timings compare (paradec.trace.speedup). Cached as one set."""
+    timings compare (paradec.traces.trace.speedup). Cached as one set."""
     set_key = ("set", *sorted(keys.items()))
     hit = cached(set_key)
     if hit is None:
@@ -209,8 +209,8 @@ def errors() -> tuple[type, ...]:
 @st.cache_resource(show_spinner="Measuring this machine (a second or two)…")
 def machine():
     """This machine's roofline, probed on one thread as the recorded traces were (cached on disk)."""
-    from paradec import machine as probe
     from paradec import models
+    from paradec.costs import machine as probe
 
     return _on_worker(lambda emit: probe.this_machine(models.cache_dir(), threads=1))
 
@@ -244,15 +244,16 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
 
 @st.cache_resource(show_spinner=False)
 def device_info():
-    """This process's device as paradec.presets sees it (name, memory, compute capability)."""
-    from paradec import models, presets
+    """This process's device as paradec.tuning.presets sees it (name, memory, compute capability)."""
+    from paradec import models
+    from paradec.tuning import presets
 
     return presets.device_info(models.pick_device(None))
 
 
 def sized(method: str) -> dict:
-    """The tree and draft sizes this process's device calls for (paradec.presets.Profile.params)."""
-    from paradec import presets
+    """The tree and draft sizes this process's device calls for (paradec.tuning.presets.Profile.params)."""
+    from paradec.tuning import presets
 
     return presets.device_profile(device_info()).params(method)
 
@@ -260,8 +261,8 @@ def sized(method: str) -> dict:
 def fetch(preset, progress=None) -> dict[str, list[str]]:
     """Download a GPU preset's models into the hub cache (progress(text, fraction) as it goes) and
     check that every draft speaks the target's vocabulary. Returns role -> local folders; raises
-    paradec.hub.HubError with a one-line message."""
-    from paradec import hub
+    paradec.models.hub.HubError with a one-line message."""
+    from paradec.models import hub
 
     n = len(preset.models)
     paths = [hub.download(m, _reporter(f"{m.repo} ({i}/{n})", progress)) for i, m in enumerate(preset.models, 1)]

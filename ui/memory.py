@@ -1,10 +1,10 @@
-"""Memory per method: the Roofline page's model of the GPU presets (paradec.memory_model) and the Benchmark
-page's measured table (paradec.memory, in a bench results file)."""
+"""Memory per method: the Roofline page's model of the GPU presets (paradec.costs.memory_model) and the Benchmark
+page's measured table (paradec.costs.memory, in a bench results file)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from paradec import memory_model
+from paradec.costs import memory_model
 from paradec.plots.style import MEASURED, MODEL
 
 from .style import header

@@ -4,10 +4,11 @@ from __future__ import annotations
 import html
 import re
 
+from paradec.core.steps import Node
 from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
-from paradec.trace import Node, Trace
+from paradec.traces.trace import Trace
 
 LAST = {
     "bonus": "the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token",

@@ -2,7 +2,7 @@
 where live runs go, and which models, drafts and weights a visitor may pick. Visitors and links
 choose among these; nothing a visitor types becomes a URL, a path or a hub id that this process
 opens (on a hosted Space that would reach the host's network and fill its disk). The GPU presets
-(paradec.presets, the code's own list) add what a session fetched from them (its session state)."""
+(paradec.tuning.presets, the code's own list) add what a session fetched from them (its session state)."""
 from __future__ import annotations
 
 import os
@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from paradec import preset_file, presets
-from paradec.production import config as engine_config
+from paradec.serving.production import config as engine_config
+from paradec.tuning import preset_file, presets
 
 BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
 MODELS = "PARADEC_MODELS"  # comma-separated hub ids or folders offered besides the embedded model

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from paradec.trace import Trace, TraceError
+from paradec.traces.trace import Trace, TraceError
 
 from . import classroom, live, presenter, sources
 from .replay import NO_EXTRA, Panels, replay

@@ -11,9 +11,9 @@ from paradec.plots import kpis
 from paradec.plots.arena import bars_figure
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
-from paradec.production import workload
-from paradec.production.config import EngineError, Peer
-from paradec.trace import Trace
+from paradec.serving.production import workload
+from paradec.serving.production.config import EngineError, Peer
+from paradec.traces.trace import Trace
 
 from . import live, offered, player, stage
 from .bench import BENCH_DIR, OLD_FILE, shown

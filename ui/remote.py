@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
-from paradec.trace import MAX_TRACE_BYTES, Trace, TraceError
+from paradec.traces.trace import MAX_TRACE_BYTES, Trace, TraceError
 
 TIMEOUT_S = 600  # a long run on a busy backend: the service answers only when it is done
 

@@ -6,13 +6,13 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from paradec.costs.speccost import chain_tau
 from paradec.plots import kpis, microscope
 from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.plots.tokens import label
 from paradec.plots.tree import tree_figure
-from paradec.speccost import chain_tau
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from . import narrate, player, presenter, stage
 from .style import chart, header

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec import machine, roofline, speccost, treeattn
+from paradec.core.tree import MEDUSA_TREES, paths_to_tree
+from paradec.costs import machine, roofline, speccost, treeattn
+from paradec.costs.roofline import HARDWARE, MODELS, Hardware, ModelShape
 from paradec.plots import roofline as plots
 from paradec.plots import treeattn as tree_plots
 from paradec.plots.kpis import cost_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
-from paradec.roofline import HARDWARE, MODELS, Hardware, ModelShape
-from paradec.trace import Trace
-from paradec.tree import MEDUSA_TREES, paths_to_tree
+from paradec.traces.trace import Trace
 
 from . import live, sources
 from .style import chart, header

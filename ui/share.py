@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from . import classroom
 from .sidebar import current

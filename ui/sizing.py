@@ -1,11 +1,12 @@
 """Default settings for a page's controls: the method's own defaults (paradec.catalog) under the settings
 tuned for the recording machine's kind (assets/presets/cpu.json, what the recorded runs used) when replaying,
-the device's own (paradec.presets.Profile, its tuned preset included) for live runs, so a live run starts
+the device's own (paradec.tuning.presets.Profile, its tuned preset included) for live runs, so a live run starts
 on the settings the recorded ones used, and a GPU Space opens on GPU-sized trees without a hard-coded number
 in any page."""
 from __future__ import annotations
 
-from paradec import catalog, presets
+from paradec import catalog
+from paradec.tuning import presets
 
 from . import offered
 from .sidebar import current

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec.trace import Trace, TraceError
-from paradec.trace_check import MAX_MASK_CELLS, MAX_TOKENS, drawable
+from paradec.traces.trace import Trace, TraceError
+from paradec.traces.trace_check import MAX_MASK_CELLS, MAX_TOKENS, drawable
 
 TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
 ARENA_DIR = TRACE_DIR / "arena"
@@ -65,7 +65,7 @@ def medusa_trees() -> dict[str, Trace]:
 
 def import_trace(data: bytes) -> tuple[Trace, str | None]:
     """Parse an uploaded file; a TraceError's message is shown to the user as is. The loader checks
-    what the panels rely on (paradec.trace_check), so a hand-edited file fails with a message. A trace
+    what the panels rely on (paradec.traces.trace_check), so a hand-edited file fails with a message. A trace
     larger than a page draws within its budget is cut to its first steps: the second value says so."""
     if len(data) > MAX_UPLOAD:
         raise TraceError(f"the file is larger than the {MAX_UPLOAD // 2**20} MiB a page imports: record fewer "

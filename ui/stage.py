@@ -18,7 +18,7 @@ from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, TEMPLATE
 from paradec.plots.tokens import stream_html
 from paradec.plots.tree import tree_figure
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 
 from . import narrate
 from .style import MEANING

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec import tune_search
 from paradec.plots.style import MEASURED
 from paradec.plots.tune import front_figure
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
+from paradec.tuning import tune_search
 
 from .replay import replay
 from .style import chart, header

@@ -2,7 +2,7 @@ import streamlit as st
 
 from paradec.plots.jacobi import ROWS, committed_figure, grid_figure, position_figure
 from paradec.plots.style import FROM_RUN
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import figures, presenter, sources
 from ui.controls import controls
 from ui.page import method_page

@@ -3,7 +3,7 @@ import streamlit as st
 from paradec import catalog
 from paradec.plots.lookahead import pool_html, window_figure, winner
 from paradec.plots.tokens import label
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import figures
 from ui.controls import controls
 from ui.page import method_page

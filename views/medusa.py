@@ -2,10 +2,10 @@ import json
 
 import streamlit as st
 
+from paradec.core.tree import MEDUSA_TREES
 from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows, winner
 from paradec.plots.style import FROM_RUN, MEASURED
-from paradec.trace import Trace
-from paradec.tree import MEDUSA_TREES
+from paradec.traces.trace import Trace
 from ui import draft_length, sizing, sources
 from ui.controls import control
 from ui.page import method_page

@@ -2,7 +2,7 @@ import streamlit as st
 
 from paradec.plots import timeline
 from paradec.plots.style import FROM_RUN, MEASURED
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import figures, presenter, sources
 from ui.controls import controls
 from ui.page import method_page

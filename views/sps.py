@@ -1,7 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
-from paradec.trace import Trace
+from paradec.traces.trace import Trace
 from ui import draft_length, figures, presenter
 from ui.controls import control
 from ui.page import method_page

@@ -11,8 +11,9 @@ from __future__ import annotations
 import torch
 
 from .. import catalog
-from . import draft_length as lengths  # the parameter draft_length is the rule's name
-from .base import Draft, Drafter
+from ..core.steps import Draft
+from . import draft_length as lengths
+from .base import Drafter
 
 
 def chain_parents(n: int) -> list[int]:
@@ -24,7 +25,7 @@ class ChainDrafter(Drafter):
     """Draft up to k tokens a step, as long as the rule says, from the draft's own logits."""
 
     def __init__(self, k: int, draft_length: str, threshold: float, stop_file=None):
-        # The learned rule reads a trained draft's own predictor where it has one (paradec.draft_model).
+        # The learned rule reads a trained draft's own predictor where it has one (paradec.models.draft_model).
         self.schedule = lengths.Schedule(draft_length, k, threshold, stop_file=stop_file)
 
     def new_cache(self):

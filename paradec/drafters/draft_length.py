@@ -29,8 +29,8 @@ from pathlib import Path
 
 import torch
 
-from ..catalog import MAX_K  # no rule drafts more than this in one step
-from ..records import DraftLength
+from ..catalog import MAX_K
+from ..core.records import DraftLength
 
 FEATURES = ("q_max", "margin", "entropy", "position")
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "sps-smollm2" / "stop.json"

@@ -30,11 +30,15 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog, fast, files, records
-from .. import tree as trees
-from . import draft_length as lengths  # the parameter draft_length is the rule's name
+from .. import catalog
+from ..core import records
+from ..core import tree as trees
+from ..core.steps import Draft
+from ..cpu import fast
+from ..traces import files
+from . import draft_length as lengths
 from . import eagle_head
-from .base import Draft, Drafter, first_line
+from .base import Drafter, first_line
 from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"

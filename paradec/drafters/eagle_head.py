@@ -12,7 +12,7 @@ head of its own score a reduced draft vocabulary (`vocab_ids`: draft id -> targe
 The layer is composed from Hugging Face's Llama parts (RMSNorm, MLP, rotary embedding); the
 attention is written here because the head keeps its own small KV cache and attends with
 tree masks. Drafting on the CPU (float32, no gradient), the norms and the attention run in
-paradec's extension (paradec.layer_ops), the same math in one call each. Parameter names follow
+paradec's extension (paradec.cpu.layer_ops), the same math in one call each. Parameter names follow
 the official checkpoints, so those load by renaming only (`layers.0.` for EAGLE-1, `midlayer.`
 for EAGLE-3 -> `layer.`)."""
 from __future__ import annotations
@@ -21,8 +21,8 @@ import torch
 from torch import nn
 from transformers.models.llama.modeling_llama import LlamaMLP, LlamaRMSNorm, LlamaRotaryEmbedding, apply_rotary_pos_emb
 
-from .. import files
-from ..layer_ops import TorchOps, for_inference
+from ..cpu.layer_ops import TorchOps, for_inference
+from ..traces import files
 
 
 class HeadCache:
@@ -144,7 +144,7 @@ class EagleHead(nn.Module):
         (target_rows: the rows of vocab_ids, or the whole head), EAGLE-3 with its own."""
         if self.version == 3:
             return self.lm_head(norm(self.norm, out))
-        return target_rows(out) if callable(target_rows) else out @ target_rows.T  # paradec.fast's product
+        return target_rows(out) if callable(target_rows) else out @ target_rows.T  # paradec.cpu.fast's product
 
 
 def fuse_layers(num_layers: int) -> tuple[int, int, int]:

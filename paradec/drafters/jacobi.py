@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import torch
 
-from .. import catalog, records
-from .base import Draft, Drafter
+from .. import catalog
+from ..core import records
+from ..core.steps import Draft
+from .base import Drafter
 from .chain import chain_parents
 
 

@@ -14,8 +14,10 @@ from dataclasses import replace
 
 import torch
 
-from .. import catalog, records
-from .base import Draft, Drafter
+from .. import catalog
+from ..core import records
+from ..core.steps import Draft
+from .base import Drafter
 
 
 class Lookahead(Drafter):

@@ -27,11 +27,14 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog, fast, records
-from .. import tree as trees
-from . import draft_length as lengths  # the parameter draft_length is the rule's name
+from .. import catalog
+from ..core import records
+from ..core import tree as trees
+from ..core.steps import Draft
+from ..cpu import fast
+from . import draft_length as lengths
 from . import medusa_heads
-from .base import Draft, Drafter, first_line
+from .base import Drafter, first_line
 from .subset import VocabSubset
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "medusa-smollm2"

@@ -60,7 +60,7 @@ class MedusaHeads(torch.nn.Module):
     def logits(self, h: torch.Tensor, lm_head: torch.Tensor | None, n: int | None = None) -> torch.Tensor:
         """(..., H) -> (n, ..., V or V') for the first n heads (all by default): with own LM
         heads the full vocabulary, otherwise the shared `lm_head` rows given (the subset's, or all), or the
-        product with them (a callable: paradec.fast's kernel)."""
+        product with them (a callable: paradec.cpu.fast's kernel)."""
         if self.own_lm_heads:
             return torch.stack([head(h) for head in self.heads[:n]])
         f = self.features(h, n)

@@ -18,7 +18,7 @@ outcome's chain draws from a generator seeded by the bet's seed and the outcome,
 miss draw the same tokens: how far the worker got never changes the output. Seeds come from the
 run's generator; the target's accept draws never touch them.
 
-Steps record (paradec.records.Mirror) the bets ([j, b, chance, drafted?] best first), the outcome,
+Steps record (paradec.core.records.Mirror) the bets ([j, b, chance, drafted?] best first), the outcome,
 whether it was drafted (hit), when the worker ran (prefetch, on the run's clock) and how long
 propose() waited for it (wait_ms): the page's timeline. parallel=false drafts the
 same chains one after the other: the sequential baseline. On a GPU target, draft_device=cpu runs
@@ -31,9 +31,10 @@ import time
 
 import torch
 
-from .. import catalog, records
-from ..targets import as_target
-from .base import Draft
+from .. import catalog
+from ..core import records
+from ..core.steps import Draft
+from ..core.targets import as_target
 from .chain import ChainDrafter, chain_parents
 from .sps import draft_logits
 

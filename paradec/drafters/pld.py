@@ -4,8 +4,10 @@ No draft model: the proposal is a deterministic chain (q is one-hot), which suit
 summarisation, extraction and code editing, where the answer repeats the prompt."""
 from __future__ import annotations
 
-from .. import catalog, records
-from .base import Draft, Drafter
+from .. import catalog
+from ..core import records
+from ..core.steps import Draft
+from .base import Drafter
 from .chain import chain_parents
 
 # A step searches the context once per n-gram length (each search O(context x n)) and verifies k + 1

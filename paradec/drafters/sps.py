@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from .. import catalog
-from ..targets import as_target
+from ..core.targets import as_target
 from .chain import ChainDrafter
 
 

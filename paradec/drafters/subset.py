@@ -13,7 +13,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from .. import files
+from ..traces import files
 
 SUBSET_KEY = "subset_ids"  # the subset's ids, stored beside a drafter's own weights
 

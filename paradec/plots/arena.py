@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from ..traces.trace import Trace
 from .style import layout
 
 # one distinct colour per method: the arena races nine, the benchmark shows twelve with the peers

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .. import records
-from ..trace import Trace, rounded
+from ..core import records
+from ..traces.trace import Trace, rounded
 from .arena import PALETTE, bars_figure, finish_times
 from .style import COLORS, layout
 

@@ -2,7 +2,7 @@
 (kept or cut by cumulative confidence), the cut candidates and why, acceptance per depth,
 and several runs (EAGLE-1, -2, -3) compared on one prompt.
 
-An EAGLE step's record (paradec.records.Eagle) holds every candidate the head drafted, parents
+An EAGLE step's record (paradec.core.records.Eagle) holds every candidate the head drafted, parents
 before children (records.Candidate: token, parent candidate (-1: the pending token), depth, score
 (cumulative draft log-probability), rank among its parent's children, expanded (fed to the head for
 children), kept (verified)). The kept candidates are step.nodes, renumbered in the same order."""
@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import plotly.graph_objects as go
 
-from .. import records
-from ..trace import Trace, rounded
+from ..core import records
+from ..traces.trace import Trace, rounded
 from .arena import bars_figure, finish_times, length_histogram
 from .style import COLORS, assign, label_room, layout
 from .tokens import label

@@ -2,14 +2,14 @@
 cell one guess of the block, coloured by what happened to it in that iteration.
 
 Each step of a Jacobi trace is one iteration (one target forward). Its record
-(paradec.records.Jacobi) holds the block of guesses and, per guess, whether it differs from
+(paradec.core.records.Jacobi) holds the block of guesses and, per guess, whether it differs from
 the previous iteration's guess at the same position (changed). The converged prefix is the step's accepted path;
 the target adds one token of its own after it, so every iteration commits at least one."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from ..traces.trace import Trace
 from .style import COLORS, MIN_TEXT, STAGE_PX, cell_chars, layout
 from .tokens import label
 

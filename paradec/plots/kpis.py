@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from ..traces.trace import Trace
 from .style import COLORS, layout
 
 

@@ -1,7 +1,7 @@
 """Lookahead decoding (Fu et al., 2024) from a trace: the 2D window, the n-gram pool and the
 labels of the combined mask.
 
-A step's record (paradec.records.Lookahead) holds the window it fed (levels: N-1 lists of W tokens,
+A step's record (paradec.core.records.Lookahead) holds the window it fed (levels: N-1 lists of W tokens,
 levels[0][0] the pending token), the window's position offsets and attention (window_pos,
 window_sees), the pool's candidates for the pending token and the W n-grams the pass closed and
 added to the pool (added: one per column, read down the column plus the prediction)."""
@@ -11,8 +11,9 @@ import html
 
 import plotly.graph_objects as go
 
-from .. import records
-from ..trace import Step, Trace
+from ..core import records
+from ..core.steps import Step
+from ..traces.trace import Trace
 from .style import COLORS, MIN_TEXT, cell_chars, layout
 from .tokens import label
 from .tree import pending_token

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .. import tree
-from ..trace import Trace
+from ..core import tree
+from ..traces.trace import Trace
 from .lookahead import window, window_cells
 from .style import COLORS, assign, layout
 from .tokens import label

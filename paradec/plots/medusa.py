@@ -2,15 +2,15 @@
 path (head position x top-k rank) linked to its mask row, the path that won, and how
 often each head's guess was accepted.
 
-A Medusa step's record (paradec.records.Medusa) holds, per node, its top-k rank and head
+A Medusa step's record (paradec.core.records.Medusa) holds, per node, its top-k rank and head
 probability, and per head its top-k tokens with probabilities (head_top); a node's depth
 is the head that guessed it (head d predicts the token d places after the pending one)."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .. import tree
-from ..trace import Trace
+from ..core import tree
+from ..traces.trace import Trace
 from .style import COLORS, MIN_TEXT, cell_chars, layout
 from .tokens import label
 

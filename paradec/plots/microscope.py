@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ..trace import Node, Trace
+from ..core.steps import Node
+from ..traces.trace import Trace
 from .style import COLORS, P_COLOR, Q_COLOR, RESIDUAL_COLOR, layout
 from .tokens import label
 

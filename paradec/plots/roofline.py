@@ -1,14 +1,14 @@
 """The roofline of a chip with the passes of decoding placed on it, and the speculative step's
-cost breakdown and sweeps (paradec.roofline / paradec.speccost in, plotly figures out)."""
+cost breakdown and sweeps (paradec.costs.roofline / paradec.costs.speccost in, plotly figures out)."""
 from __future__ import annotations
 
 import math
 
 import plotly.graph_objects as go
 
-from .. import roofline
-from ..roofline import Hardware, ModelShape
-from ..speccost import SpecStep
+from ..costs import roofline
+from ..costs.roofline import Hardware, ModelShape
+from ..costs.speccost import SpecStep
 from .style import COLORS, layout
 
 VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)

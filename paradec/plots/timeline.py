@@ -7,8 +7,9 @@ import statistics
 
 import plotly.graph_objects as go
 
-from .. import records
-from ..trace import Step, Trace
+from ..core import records
+from ..core.steps import Step
+from ..traces.trace import Trace
 from .style import COLORS, layout
 
 DRAFT, TARGET = "draft worker", "target worker"

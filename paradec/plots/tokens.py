@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import html
 
-from ..trace import Step, Trace
+from ..core.steps import Step
+from ..traces.trace import Trace
 from .style import COLORS, ORIGIN_LABELS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import plotly.graph_objects as go
 
-from ..trace import Trace
+from ..traces.trace import Trace
 from .style import COLORS, ORIGIN_LABELS, assign, layout
 from .tokens import fmt, label
 

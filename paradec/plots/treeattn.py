@@ -1,13 +1,13 @@
 """Bars of the KV bytes one tree verify pass reads: per-branch, naive mask, DeFT
-(paradec.treeattn in, a plotly figure out)."""
+(paradec.costs.treeattn in, a plotly figure out)."""
 from __future__ import annotations
 
 import math
 
 import plotly.graph_objects as go
 
-from .. import treeattn
-from ..roofline import ModelShape
+from ..costs import treeattn
+from ..costs.roofline import ModelShape
 from .style import COLORS, MODEL, layout
 
 METHOD_COLORS = {"per-branch": COLORS["rejected"], "naive mask": COLORS["resampled"], "DeFT": COLORS["accepted"]}

@@ -27,10 +27,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from ..core.sampling import Sampler
 from ..drafters.eagle_head import fuse_layers
-from ..files import write_atomic
 from ..models import Loaded, encode_prompt, eos_ids
-from ..sampling import Sampler
+from ..traces.files import write_atomic
 from .generate import generate, prefill_allowed
 
 SAMPLED = Sampler(temperature=0.8, top_p=0.95)

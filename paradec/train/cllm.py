@@ -6,7 +6,7 @@ trajectories so that from any point of a trajectory it jumps to the fixed point
    committed text (first guesses: the last token repeated, paradec's init "repeat"), every position
    re-predicted in one pass, until the block stops changing (its fixed point: the greedy
    continuation); then the next block. Every state on the way is kept.
-2. Fine-tuning: LoRA deltas (paradec.lora) on every projection. Consistency loss: from a state
+2. Fine-tuning: LoRA deltas (paradec.models.lora) on every projection. Consistency loss: from a state
    y(j) of a block, the model's predictions at the block's positions should be the fixed point y*
    (cross-entropy); AR loss: it keeps predicting its own greedy answer after the prompt, so that its
    output stays close to the base model's. Several states of one prompt share one packed row: each
@@ -24,8 +24,7 @@ import torch
 import torch.nn.functional as F
 from transformers import DynamicCache
 
-from .. import lora
-from ..models import encode_prompt, eos_ids
+from ..models import encode_prompt, eos_ids, lora
 from .loop import CHECKPOINT, Plan, done, fit
 
 

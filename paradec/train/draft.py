@@ -1,6 +1,6 @@
 """python -m paradec.train draft: distil the target into a small draft model for sps.
 
-The draft (paradec.draft_model) starts from the target's first layers and final norm and
+The draft (paradec.models.draft_model) starts from the target's first layers and final norm and
 learns, with teacher forcing over the self-distillation data, to match the target's
 distribution p at every position: cross-entropy against p itself (soft labels, computed
 from the stored final hidden states and the target's LM head rows of the subset), not
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import torch
 
-from ..draft_model import ASSET, SubsetDraft, build, save
-from ..draft_model import load as load_draft
+from ..costs.speccost import chain_tau
 from ..models import load
-from ..speccost import chain_tau
+from ..models.draft_model import ASSET, SubsetDraft, build, save
+from ..models.draft_model import load as load_draft
 from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import (
     VALIDATION_EVERY,

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import torch
 
-from ..sampling import Sampler
+from ..core.sampling import Sampler
 
 
 @torch.inference_mode()
 def generate(fast, prompts: list[list[int]], max_new_tokens: int, sampler: Sampler, gen: torch.Generator | None,
              eos: set[int], pad: int) -> list[list[int]]:
     """The answer to each prompt (its new tokens, up to and including an end-of-sequence token). `fast`: a
-    paradec.fast.FastTarget; a Hugging Face model (another device or family) generates with its own generate."""
+    paradec.cpu.fast.FastTarget; a Hugging Face model (another device or family) generates with its own generate."""
     if not hasattr(fast, "forward_batch"):
         return _hf_generate(fast, prompts, max_new_tokens, sampler, gen, eos, pad)
     b, width = len(prompts), max(map(len, prompts))

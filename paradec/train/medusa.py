@@ -161,7 +161,7 @@ def recorded_verify_ms() -> dict[int, float]:
 def verify_ms(decoder, context: int = 200, sizes=VERIFY_SIZES, repeats: int = 7) -> dict[int, float]:
     """Median ms of one verify pass over n new tokens after a `context`-token cache, through the forward runs
     decode with (a Loaded's decoder)."""
-    from ..verify import pass_ms
+    from ..core.verify import pass_ms
 
     times = pass_ms({"paradec": decoder}, list(range(1, context + 1)), sizes, repeats)["paradec"]
     return {n: round(sorted(v)[len(v) // 2], 1) for n, v in times.items()}

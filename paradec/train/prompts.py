@@ -17,10 +17,10 @@ import sys
 
 import torch
 
+from ..core.sampling import Sampler
 from ..data import ASSETS, SPECBENCH, TRAIN_PROMPTS, first_turn, read_jsonl, split_of
-from ..files import write_atomic
 from ..models import Loaded, encode_prompt, eos_ids
-from ..sampling import Sampler
+from ..traces.files import write_atomic
 from .generate import generate
 
 SEEDS = ASSETS / "data" / "seeds.json"

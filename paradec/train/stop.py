@@ -122,7 +122,7 @@ def add_parser(sub) -> None:
 
 
 def command(args, argv) -> int:
-    from ..draft_model import ASSET, STOP
+    from ..models.draft_model import ASSET, STOP
 
     if not (args.out or args.draft.startswith("trained")):
         raise SystemExit("paradec.train stop: --out is needed for a draft that has no folder of its own")

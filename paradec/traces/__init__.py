@@ -1,0 +1,1 @@
+"""Traces on disk: the recorded runs the app replays, checked as hostile input. Standard library only."""
