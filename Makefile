@@ -32,14 +32,17 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow" tests
 
-# Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category.
+# Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category; then the
+# README's table from the file (scripts/readme_numbers.py; make traces likewise redraws docs/kernel.md's).
 bench: $(STAMP)
 	$(BIN)/python -m paradec bench --methods pld,sps,jacobi,lookahead,medusa,eagle,eagle2,eagle3 \
 		--prompts assets/data/specbench_questions.jsonl --split heldout --per-category 1 --max-new-tokens 64 \
 		--peers hf --out assets/bench/cpu-2core.json $(BENCH_ARGS)
+	$(BIN)/python scripts/readme_numbers.py
 
 traces: $(STAMP)
 	$(BIN)/python scripts/record_traces.py
+	$(BIN)/python scripts/readme_numbers.py
 
 clean:
 	rm -rf $(VENV)
