@@ -6,7 +6,7 @@
 Starts a local Ray on loopback (one CPU per replica, --cpus in all), deploys the backend with each replica
 count in turn, warms every replica up, then sends --runs POST /run from --clients concurrent clients and
 times them: runs/minute = runs answered 200 / wall minutes. A benchmark, not a test: run it on a quiet
-machine and say which; the README's numbers name theirs."""
+machine and say which; docs/serving.md's numbers name theirs."""
 from __future__ import annotations
 
 import argparse

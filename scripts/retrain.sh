@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Retrain every shipped drafter on the self-distillation data, one after another, into OUT (default: paradec's
 # cache), skipping the ones already done (a model card there): an interrupted trainer goes on from its last
-# checkpoint. Copy a result into assets/drafters/ only after its comparison shows it is better (README,
-# Trained drafters).
+# checkpoint. Copy a result into assets/drafters/ only after its comparison shows it is better
+# (docs/drafters.md).
 #
 #   scripts/retrain.sh [OUT]      (run from the repository root, after `python -m paradec.train data`)
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Hostile traces for the loader and the pages (issue 16): recorded traces with one thing made
+"""Hostile traces for the loader and the pages: recorded traces with one thing made
 wrong (BROKEN: the loader must refuse each with a TraceError) or made odd but legal (ODD: the
 loader takes them and the page must draw them or show an error box). Built from the recorded
 traces, so each one is a real trace but for the one change."""

@@ -58,7 +58,7 @@ def test_a_link_sets_only_the_methods_parameters_never_another_widgets_key(key):
     assert f"pld.{key}" not in at.session_state or at.session_state[f"pld.{key}"] != "x"
 
 
-@pytest.mark.parametrize("query", [  # issue 39: each raised an exception or broke the player
+@pytest.mark.parametrize("query", [  # each once raised an exception or broke the player
     {"params": json.dumps({"run": True}), "source": "live"}, {"params": json.dumps({"step": "abc"})},
     {"step": "abc"}, {"params": json.dumps({"ngram_max": "abc", "k": 3})}, {"params": json.dumps({"k": True})},
     {"params": json.dumps({"k": [1], "ngram_min": {"a": 1}})}, {"params": json.dumps({"k": 1e300})}])

@@ -1,4 +1,4 @@
-"""Hostile input to the app (issue 16), with Streamlit's AppTest: odd but legal imported traces are
+"""Hostile input to the app, with Streamlit's AppTest: odd but legal imported traces are
 drawn within bounded time, what still cannot be drawn is an error box on a page that keeps
 working; links and visitors cannot pick the backend, a model, a draft or weights the operator did
 not list (ui/offered.py); classroom links that are too long or nonsense are ignored."""
@@ -191,7 +191,7 @@ def test_uploads_are_capped_by_the_server_at_the_trace_cap():
     assert server["maxUploadSize"] * 2**20 <= sources.MAX_UPLOAD <= MAX_TRACE_BYTES
 
 
-# ---------------------------------------------------------------- what a page draws of an upload: bounded (issue 39)
+# ---------------------------------------------------------------- what a page draws of an upload: bounded
 
 def chains(nodes: int, steps: int, accepted: bool = False) -> bytes:
     """steps steps of the recorded sps trace, each drafting an n-node chain (all accepted, or never tested)."""
@@ -223,7 +223,7 @@ def test_an_upload_past_the_drawing_budget_is_cut_to_its_first_steps(nodes, step
 
 def test_the_limits_keep_the_worst_upload_within_the_measured_budget():
     """The limits' worst case for the sps page (6 steps of 256-node chains, 398k mask cells) measured 3.4 s of
-    CPU and under 400 MB (issue 39); a file past MAX_UPLOAD (about 2 s to parse) is refused unread."""
+    CPU and under 400 MB; a file past MAX_UPLOAD (about 2 s to parse) is refused unread."""
     trace, note = sources.import_trace(chains(256, 6))
     assert note is None and len(trace.steps) == 6
     assert sum(map(trace_check.mask_cells, trace.steps)) <= trace_check.MAX_MASK_CELLS <= 400_000

@@ -1,4 +1,4 @@
-"""Hostile files and paths for the command line (issue 39): outputs that are devices or FIFOs (refused before
+"""Hostile files and paths for the command line: outputs that are devices or FIFOs (refused before
 any work, never replaced), prompt, preset and tune state files of the wrong shape, weights folders holding a
 FIFO, counts without a sane size, echoed values of 5,000 digits, a bad --host, stdout on a full device.
 Each ends in one short line and exit 2, never a traceback, a hang or a replaced file.

@@ -1,4 +1,4 @@
-"""Hostile requests to `python -m paradec serve` on loopback (issue 16): a request never makes the
+"""Hostile requests to `python -m paradec serve` on loopback: a request never makes the
 service open a file, fetch from the hub or echo a file's contents; bodies are capped; malformed
 ones get the service's one-line {"error"}; a client that leaves frees its place at once; costs
 that grow without bound are refused before a run. Tiny random model, one thread."""

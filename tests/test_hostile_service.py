@@ -1,4 +1,4 @@
-"""Hostile requests, round three (issue 39), service side: every number a request carries is bounded
+"""Hostile requests, service side: every number a request carries is bounded
 where all front ends check it (paradec.run.validate), so no trace is written that its loader refuses;
 refused EAGLE requests read no head and valid ones read it once; error bodies name no folder of the
 server's; a malformed Content-Length is a 4xx. Tiny random model, one thread."""

@@ -1,4 +1,4 @@
-"""Hostile trace files (issue 16): every semantically wrong one (tests/hostile_traces.py, BROKEN)
+"""Hostile trace files: every semantically wrong one (tests/hostile_traces.py, BROKEN)
 is refused on load with one line naming what is wrong, and every odd but legal one (ODD) loads.
 The pages' side of it (an error box, never a crash) is in tests/test_hostile_app.py."""
 from __future__ import annotations

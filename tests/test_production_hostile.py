@@ -1,4 +1,4 @@
-"""A misbehaving engine (issue 39, item 7): its answers are hostile input. Counts of 1e999 or 400
+"""A misbehaving engine: its answers are hostile input. Counts of 1e999 or 400
 digits, counts of the wrong type or past what was asked, NaN counters, an impossible acceptance
 length: each is one EngineError line for the library, a 502 with {"error"} from the service's
 /engine (never a 500), and an error box on the Production engine page (test_production_page.py)."""
