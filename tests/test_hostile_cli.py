@@ -1,4 +1,4 @@
-"""Hostile input to `python -m paradec run` and the files it touches (issue 16): weights that are
+"""Hostile input to `python -m paradec run` and the files it touches: weights that are
 random bytes or the wrong kind of file, sampling settings that would compute NaN, devices this
 machine lacks, FIFOs and devices as input files, a full disk under a trace being saved, an empty
 --trace, a cached model cut short, conversions killed half way, costs that grow without bound.
