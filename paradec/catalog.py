@@ -1,7 +1,8 @@
 """Every method described once, with no torch: its family, a one-line summary, its parameters (type, default,
 range or choices, help, whether the device sizes it, whether it names weights), whether it is lossless and
-what it needs. The drafters check their arguments against it, the CLI's errors and `parse_params` read it,
-the pages build their controls from it (ui.controls), the service's requests are checked by it and the
+what it needs. `paradec.methods.parse_params` checks a request's parameters against it (once, for the CLI, the
+service and the app alike), `paradec.methods.resolve` fills what a request leaves out with its defaults (the
+only ones: a drafter's arguments have none), the pages build their controls from it (ui.controls) and the
 device profile sizes only what it marks. A new parameter is written here once (tests/test_catalog.py
 checks that every drafter argument, page control and CLI option comes from here)."""
 from __future__ import annotations
@@ -60,16 +61,6 @@ class Method:
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
-
-    def check(self, values: dict) -> dict:
-        """Every given value against its parameter; unknown names are an error. -> values."""
-        known = {p.name: p for p in self.params}
-        for key, value in values.items():
-            if key not in known:
-                raise ValueError(f"unknown parameter {key!r} for {self.name} (its parameters: "
-                                 f"{', '.join(known) or 'none'})")
-            known[key].check(value)
-        return values
 
 
 def _rule(threshold: float) -> tuple[Param, ...]:
@@ -175,6 +166,59 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 )}
 
 
+def parse(desc: Method, pairs: list[str] | dict) -> dict:
+    """THE parser of a run's parameters, for every entry point (the CLI's --set strings, a request's or a
+    preset's JSON, the app's widgets): the ones given, typed and checked against the description; what they
+    leave out stays out (paradec.methods.resolve fills it). ValueError, one line, for a bad one."""
+    known = {p.name: p for p in desc.params}
+    params = {}
+    for key, value in (pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]):
+        if key not in known:
+            raise ValueError(f"unknown parameter {shown(key)} for method {desc.name!r} (its parameters: "
+                             f"{', '.join(known) or 'none'})")
+        params[key] = _coerce(key, value, known[key].kind)
+        try:
+            known[key].check(params[key])
+        except ValueError as e:
+            raise ValueError(f"{desc.name}: {e}") from None
+    return params
+
+
+def shown(value, limit: int = 60) -> str:
+    """A value as an error message echoes it: its repr, cut short (a 5,000-digit value is not a message), and
+    a huge integer in a few words (repr() of one past 4,300 digits raises)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+
+
+def _split(pair: str) -> tuple[str, str]:
+    key, sep, value = pair.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--set expects KEY=VALUE, got {shown(pair)}")
+    return key.strip(), value.strip()
+
+
+def _coerce(key: str, value, kind: type):
+    if not isinstance(value, str):  # already typed (the app's widgets, a JSON request or preset): check it
+        if kind is float and type(value) is int:  # JSON writes 1.0 as 1
+            return float(value)
+        if type(value) is not kind:  # type(), not isinstance: True is not an int parameter
+            raise ValueError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}")
+        return value
+    try:
+        if kind is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            return value.lower() in ("true", "1")
+        return kind(value) if kind in (int, float) else value
+    except ValueError:
+        raise ValueError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}") from None
+
+
 def help_text() -> str:
     """Every method and its parameters, as the CLI's help shows them (python -m paradec run --help)."""
     lines = ["methods and their parameters (--set KEY=VALUE):"]
@@ -185,11 +229,6 @@ def help_text() -> str:
                        f"{_num(p.low)}..{_num(p.high)}" if p.low is not None else p.kind.__name__)
             lines.append(f"    {p.name}={p.default!r} ({allowed}): {p.help}")
     return "\n".join(lines)
-
-
-def check(name: str, **values) -> dict:
-    """What a drafter calls first: its arguments checked against its description (ValueError, one line)."""
-    return method(name).check(values)
 
 
 def method(name: str) -> Method:

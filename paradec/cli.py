@@ -34,7 +34,7 @@ def integer(most: int | None = None):
         except ValueError:
             value = None
         if value is None:
-            raise argparse.ArgumentTypeError(f"expects an integer, got {methods.shown(text)}")
+            raise argparse.ArgumentTypeError(f"expects an integer, got {catalog.shown(text)}")
         if most is not None and value > most:
             raise argparse.ArgumentTypeError(f"at most {most}, got {value}")
         return value
@@ -171,7 +171,7 @@ def _check_address(host: str) -> None:
             s.bind((address[0], 0, *address[2:]))  # any free port: --port is serve_command's to check and take
     except (OSError, ValueError) as e:  # UnicodeError: a name IDNA cannot encode
         why = getattr(e, "strerror", None) or e
-        raise methods.InputError(f"cannot serve on {methods.shown(host)}: {why}") from None
+        raise methods.InputError(f"cannot serve on {catalog.shown(host)}: {why}") from None
 
 
 def _ray(args) -> int:

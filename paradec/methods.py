@@ -15,15 +15,6 @@ class InputError(ValueError):
     """Bad user input; the message is one line for the user."""
 
 
-def shown(value, limit: int = 60) -> str:
-    """A value as an error message echoes it: its repr, cut short (a 5,000-digit value is not a message), and
-    a huge integer in a few words (repr() of one past 4,300 digits raises)."""
-    if isinstance(value, int) and abs(value) >= 10**30:
-        return f"a number of about {int(value.bit_length() * 0.30103)} digits"
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
-
-
 def one_line(message: str, most: int) -> str:
     """An error's message on one line of at most `most` characters (one that quotes a huge value is cut)."""
     message = " ".join(message.splitlines())
@@ -74,66 +65,31 @@ def lossy(method: str, params: dict) -> str:
     return check_method(method).lossy(params)
 
 
-def parse_params(method: str, pairs: list[str] | dict, base: dict | None = None) -> dict:
-    """KEY=VALUE strings (or a dict) -> typed, checked parameters; what they leave out comes from `base`
-    (the device's sizes, see paradec.tuning.presets.Profile.params), then the method's defaults."""
-    desc = describe(method)
-    known = desc.defaults()
-    items = pairs.items() if isinstance(pairs, dict) else [_split(p) for p in pairs]
-    params = {**known, **{k: v for k, v in (base or {}).items() if k in known}}
-    for key, value in items:
-        if key not in known:
-            choices = ", ".join(known) or "none"
-            raise InputError(f"unknown parameter {shown(key)} for method {method!r} (its parameters: {choices})")
-        param = desc.param(key)
-        params[key] = _coerce(key, value, param.kind)
-        try:
-            param.check(params[key])
-        except ValueError as e:
-            raise InputError(f"{method}: {e}") from None
-    return params
+def parse_params(method: str, pairs: list[str] | dict) -> dict:
+    """The parameters given (KEY=VALUE strings or a dict), typed and checked (paradec.catalog.parse): what they
+    leave out stays out, for `resolve` to fill. InputError, one line, for a bad one."""
+    try:
+        return catalog.parse(describe(method), pairs)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
-def given_params(method: str, pairs: list[str] | dict) -> dict:
-    """Only the parameters given (KEY=VALUE strings or a dict), typed and checked: what they leave out
-    stays out, for the device's sizes and then the defaults to fill (paradec.run.resolve_params)."""
-    keys = list(pairs) if isinstance(pairs, dict) else [_split(p)[0] for p in pairs]
-    typed = parse_params(method, pairs)
-    return {k: typed[k] for k in keys}
+def resolve(method: str, given: dict, sized: dict | None = None) -> dict:
+    """Every parameter's value: the given ones (parsed), then the device's sizes (paradec.tuning.presets
+    Profile.params), then the defaults of the method's description, the only place defaults are written."""
+    known = describe(method).defaults()
+    return {**known, **{k: v for k, v in (sized or {}).items() if k in known}, **given}
 
 
 def make_drafter(method: str, params: dict, draft_model=None, target_model=None) -> Drafter:
+    """The method's drafter for a run, with parsed parameters (those left out take their defaults)."""
     desc, cls = describe(method), check_method(method)
     models = {"target_model": target_model} if desc.reads_target else {}
     try:
         if desc.needs == "draft":
             if draft_model is None:
                 raise InputError(f"method {method!r} needs a draft model (--draft ID_OR_PATH)")
-            return cls(draft_model, **models, **params)
-        return cls(**models, **params)
+            return cls(draft_model, **models, **resolve(method, params))
+        return cls(**models, **resolve(method, params))
     except ValueError as e:
         raise InputError(f"{method}: {e}") from None
-
-
-def _split(pair: str) -> tuple[str, str]:
-    key, sep, value = pair.partition("=")
-    if not sep or not key:
-        raise InputError(f"--set expects KEY=VALUE, got {shown(pair)}")
-    return key.strip(), value.strip()
-
-
-def _coerce(key: str, value, kind: type):
-    if not isinstance(value, str):  # already typed (the app's widgets, a JSON request): check it
-        if kind is float and type(value) is int:  # JSON writes 1.0 as 1
-            return float(value)
-        if type(value) is not kind:  # type(), not isinstance: True is not an int parameter
-            raise InputError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}")
-        return value
-    try:
-        if kind is bool:
-            if value.lower() not in ("true", "false", "1", "0"):
-                raise ValueError
-            return value.lower() in ("true", "1")
-        return kind(value) if kind in (int, float) else value
-    except ValueError:
-        raise InputError(f"parameter {key!r} expects {kind.__name__}, got {shown(value)}") from None

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import torch
 
-from . import methods
+from . import catalog, methods
 from .core import engine
 from .core.sampling import Sampler
 from .core.steps import Step
@@ -43,16 +43,16 @@ def validate(prompt: str, max_new_tokens: int, temperature: float, top_p: float,
         raise methods.InputError("the prompt is not valid text (bytes that are not UTF-8)") from None
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise methods.InputError(
-            f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {methods.shown(max_new_tokens)}")
+            f"max new tokens must be between 1 and {MAX_NEW_TOKENS}, got {catalog.shown(max_new_tokens)}")
     if not (temperature == 0.0 or MIN_TEMPERATURE <= temperature <= 10.0):
         raise methods.InputError(
             f"temperature must be 0 (greedy) or between {MIN_TEMPERATURE} and 10, got {temperature}")
     if not MIN_TOP_P <= top_p <= 1.0:
         raise methods.InputError(f"top-p must be between {MIN_TOP_P} and 1, got {top_p}")
     if not 0 <= top_k <= MAX_TOP_K:
-        raise methods.InputError(f"top-k must be 0 (off) or between 1 and {MAX_TOP_K}, got {methods.shown(top_k)}")
+        raise methods.InputError(f"top-k must be 0 (off) or between 1 and {MAX_TOP_K}, got {catalog.shown(top_k)}")
     if not SEEDS[0] <= seed <= SEEDS[1]:
-        raise methods.InputError(f"seed must fit in signed 64 bits, got {methods.shown(seed)}")
+        raise methods.InputError(f"seed must fit in signed 64 bits, got {catalog.shown(seed)}")
 
 
 def check_pair(target: Loaded, draft: Loaded) -> None:
@@ -64,10 +64,10 @@ def check_pair(target: Loaded, draft: Loaded) -> None:
         raise methods.InputError(f"draft {draft.name!r} does not share the tokenizer of target {target.name!r}")
 
 
-def resolve_params(target: Loaded, method: str, given: dict | list[str]) -> dict:
-    """Every parameter's value: the given ones, then the sizes the target's device calls for, then the defaults."""
-    sized = presets.device_profile(presets.device_info(target.device)).params(method)
-    return methods.parse_params(method, given, base=sized)
+def resolve_params(target: Loaded, method: str, given: dict) -> dict:
+    """Every parameter's value: the given ones (parsed), then the sizes the target's device calls for, then the
+    defaults."""
+    return methods.resolve(method, given, presets.device_profile(presets.device_info(target.device)).params(method))
 
 
 def run(target: Loaded, method: str, prompt: str, params: dict | list[str] | None = None, max_new_tokens: int = 64,
@@ -77,8 +77,8 @@ def run(target: Loaded, method: str, prompt: str, params: dict | list[str] | Non
     validate(prompt, max_new_tokens, temperature, top_p, top_k, seed)
     if draft is not None:
         check_pair(target, draft)
-    return decode(target, method, prompt, resolve_params(target, method, params or {}), max_new_tokens, temperature,
-                  top_p, top_k, seed, draft, chat, on_step)
+    params = resolve_params(target, method, methods.parse_params(method, params or {}))
+    return decode(target, method, prompt, params, max_new_tokens, temperature, top_p, top_k, seed, draft, chat, on_step)
 
 
 def decode(target: Loaded, method: str, prompt: str, params: dict, max_new_tokens: int, temperature: float,

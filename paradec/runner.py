@@ -52,7 +52,7 @@ class Request:
     @cached_property
     def _given(self) -> dict:
         validate(self.prompt, self.max_new_tokens, self.temperature, self.top_p, self.top_k, self.seed)
-        return methods.given_params(self.method, self.params)  # not the defaults: the device sizes come first
+        return methods.parse_params(self.method, self.params)  # not the defaults: the device sizes come first
 
 
 @dataclass(frozen=True)

@@ -50,3 +50,12 @@ def cannot_run(why: str):
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(f"cannot run in CI: {why}")
     pytest.skip(why)
+
+
+def build(drafter_class, *models, **given):
+    """A drafter built as a run builds it: the given parameters parsed and checked (InputError, a ValueError,
+    for a bad one), the rest from its method's description."""
+    from paradec import methods
+
+    name = drafter_class.name
+    return drafter_class(*models, **methods.resolve(name, methods.parse_params(name, given)))

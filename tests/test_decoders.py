@@ -23,7 +23,7 @@ from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.traces.trace import Trace
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 
 GREEDY = Sampler()  # frozen: one instance serves every default
 
@@ -86,7 +86,7 @@ prompts = st.lists(st.integers(0, V - 1), min_size=1, max_size=12)
 @given(prompt=prompts, n=st.integers(1, 40), k=st.integers(1, 7), schedule=st.sampled_from(SCHEDULES),
        threshold=st.sampled_from([0.0, 0.3, 0.6, 1.0]), draft=st.sampled_from(["self", "never", "other"]))
 def test_sps_greedy_equals_ar(models, prompt, n, k, schedule, threshold, draft):
-    drafter = SpeculativeSampling(models[draft], k=k, draft_length=schedule, threshold=threshold)
+    drafter = build(SpeculativeSampling, models[draft], k=k, draft_length=schedule, threshold=threshold)
     out, steps = generate(models["target"], drafter, prompt, n)
     assert out == ar(models, prompt, n)
     check_steps(steps, n)
@@ -105,7 +105,7 @@ def repetitive_prompts(draw):
 @given(prompt=repetitive_prompts(), n=st.integers(1, 40), k=st.integers(1, 10), lo=st.integers(1, 3),
        extra=st.integers(0, 2))
 def test_pld_greedy_equals_ar(models, prompt, n, k, lo, extra):
-    out, steps = generate(models["target"], PromptLookup(k=k, ngram_min=lo, ngram_max=lo + extra), prompt, n)
+    out, steps = generate(models["target"], build(PromptLookup, k=k, ngram_min=lo, ngram_max=lo + extra), prompt, n)
     assert out == ar(models, prompt, n)
     check_steps(steps, n)
 
@@ -116,7 +116,7 @@ REPEAT = [3, 14, 15, 9, 2, 6, 3, 14, 15, 9, 2, 6, 3, 14]
 @pytest.mark.parametrize("ngram", [(1, 1), (1, 3), (2, 4), (3, 3)])
 def test_pld_drafts_and_accepts_on_repetition(models, ngram):
     lo, hi = ngram
-    out, steps = generate(models["target"], PromptLookup(k=6, ngram_min=lo, ngram_max=hi), REPEAT, 48)
+    out, steps = generate(models["target"], build(PromptLookup, k=6, ngram_min=lo, ngram_max=hi), REPEAT, 48)
     assert out == ar(models, REPEAT, 48)
     t = trace_of(steps)
     assert t.drafted > 0 and t.accepted_drafts > 0
@@ -126,7 +126,7 @@ def test_pld_drafts_and_accepts_on_repetition(models, ngram):
 
 def test_self_draft_is_always_accepted(models):
     k, n = 4, 37
-    out, steps = generate(models["target"], SpeculativeSampling(models["self"], k=k), REPEAT, n)
+    out, steps = generate(models["target"], build(SpeculativeSampling, models["self"], k=k), REPEAT, n)
     assert out == ar(models, REPEAT, n)
     t = trace_of(steps)
     assert trace_of(steps[:-1]).acceptance == 1.0 == t.acceptance  # the cut nodes were never tested
@@ -142,7 +142,7 @@ def test_self_draft_is_always_accepted(models):
 
 def test_never_agreeing_draft_is_never_accepted(models):
     n = 30
-    out, steps = generate(models["target"], SpeculativeSampling(models["never"], k=3), REPEAT, n)
+    out, steps = generate(models["target"], build(SpeculativeSampling, models["never"], k=3), REPEAT, n)
     assert out == ar(models, REPEAT, n)
     t = trace_of(steps)
     assert t.drafted == 3 * n
@@ -152,12 +152,12 @@ def test_never_agreeing_draft_is_never_accepted(models):
 
 
 def test_heuristic_schedule_grows_after_full_acceptance_and_shrinks_after_rejection(models):
-    _, steps = generate(models["target"], SpeculativeSampling(models["self"], k=2, draft_length="heuristic"),
+    _, steps = generate(models["target"], build(SpeculativeSampling, models["self"], k=2, draft_length="heuristic"),
                         REPEAT, 100)
     ks = [s.record.k for s in steps]
     assert ks[:8] == [2, 4, 6, 8, 10, 12, 14, 16]
     assert set(ks[8:]) == {MAX_K}
-    _, steps = generate(models["target"], SpeculativeSampling(models["never"], k=5, draft_length="heuristic"),
+    _, steps = generate(models["target"], build(SpeculativeSampling, models["never"], k=5, draft_length="heuristic"),
                         REPEAT, 10)
     assert [s.record.k for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
     assert [len(s.nodes) for s in steps] == [5, 4, 3, 2, 1, 1, 1, 1, 1, 1]
@@ -165,11 +165,11 @@ def test_heuristic_schedule_grows_after_full_acceptance_and_shrinks_after_reject
 
 def test_confidence_schedule_stops_when_the_draft_is_unsure(models):
     _, steps = generate(models["target"],
-                        SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=1.0),
+                        build(SpeculativeSampling, models["other"], k=6, draft_length="confidence", threshold=1.0),
                         REPEAT, 20)
     assert {len(s.nodes) for s in steps} == {1}  # no distribution reaches max prob 1: one token each
     _, steps = generate(models["target"],
-                        SpeculativeSampling(models["other"], k=6, draft_length="confidence", threshold=0.0),
+                        build(SpeculativeSampling, models["other"], k=6, draft_length="confidence", threshold=0.0),
                         REPEAT, 20)
     assert {len(s.nodes) for s in steps} == {6}
 
@@ -180,7 +180,7 @@ def test_eos_stops_every_method_where_ar_stops(models, method):
     for eos_at in (0, 5, 23):  # first occurrences only, so the expected stop is unambiguous
         eos = full[eos_at]
         stop = full.index(eos) + 1
-        drafter = PromptLookup(k=5) if method == "pld" else SpeculativeSampling(models[method[4:]], k=4)
+        drafter = build(PromptLookup, k=5) if method == "pld" else build(SpeculativeSampling, models[method[4:]], k=4)
         out, steps = generate(models["target"], drafter, REPEAT, 60, eos={eos, V + 5})
         assert out == full[:stop] == ar(models, REPEAT, 60, eos={eos})
         check_steps(steps, 60, eos={eos})
@@ -190,7 +190,10 @@ def test_eos_stops_every_method_where_ar_stops(models, method):
 @given(prompt=repetitive_prompts(), n=st.integers(1, 30), eos=st.sets(st.integers(0, V - 1), max_size=3),
        method=st.sampled_from(["pld", "self", "never", "other"]))
 def test_eos_random(models, prompt, n, eos, method):
-    drafter = PromptLookup(k=4, ngram_max=2) if method == "pld" else SpeculativeSampling(models[method], k=3)
+    if method == "pld":
+        drafter = build(PromptLookup, k=4, ngram_max=2)
+    else:
+        drafter = build(SpeculativeSampling, models[method], k=3)
     out, steps = generate(models["target"], drafter, prompt, n, eos)
     assert out == ar(models, prompt, n, eos)
     check_steps(steps, n, eos)
@@ -200,9 +203,9 @@ def test_float64(models):
     target = tiny_model(V, seed=0, dtype=torch.float64)
     draft = tiny_model(V, seed=1, dtype=torch.float64)
     ref = generate(target, Drafter(), REPEAT, 40)[0]
-    assert generate(target, SpeculativeSampling(draft, k=3, draft_length="heuristic"), REPEAT, 40)[0] == ref
-    assert generate(target, SpeculativeSampling(target, k=5), REPEAT, 40)[0] == ref
-    assert generate(target, PromptLookup(k=4), REPEAT, 40)[0] == ref
+    assert generate(target, build(SpeculativeSampling, draft, k=3, draft_length="heuristic"), REPEAT, 40)[0] == ref
+    assert generate(target, build(SpeculativeSampling, target, k=5), REPEAT, 40)[0] == ref
+    assert generate(target, build(PromptLookup, k=4), REPEAT, 40)[0] == ref
 
 
 class OracleTree(Drafter):
@@ -243,8 +246,8 @@ def test_interleaved_runs_share_a_model_but_not_a_cache(models):
     gives what each gives alone (and the shared models are left unchanged)."""
     before = {k: v.clone() for k, v in models["target"].state_dict().items()}
     p1, p2 = REPEAT, [7, 1, 7, 1, 7]
-    make1 = lambda: SpeculativeSampling(models["self"], k=3)
-    make2 = lambda: SpeculativeSampling(models["other"], k=2, draft_length="heuristic")
+    make1 = lambda: build(SpeculativeSampling, models["self"], k=3)
+    make2 = lambda: build(SpeculativeSampling, models["other"], k=2, draft_length="heuristic")
     alone1, alone2 = generate(models["target"], make1(), p1, 30)[0], generate(models["target"], make2(), p2, 30)[0]
     g1 = decode(models["target"], make1(), p1, 30, Sampler())
     g2 = decode(models["target"], make2(), p2, 30, Sampler())
@@ -263,7 +266,7 @@ def test_sps_drafts_the_draft_models_own_greedy_continuation(models):
     """Whatever was accepted or rejected before, each proposal is what the draft model
     alone would say next: its KV cache is kept in step with the committed tokens."""
     for draft, schedule in (("other", "heuristic"), ("self", "fixed"), ("never", "heuristic")):
-        drafter = SpeculativeSampling(models[draft], k=3, draft_length=schedule)
+        drafter = build(SpeculativeSampling, models[draft], k=3, draft_length=schedule)
         seen, propose = [], drafter.propose
 
         def spy(ctx, sampler, gen, propose=propose, seen=seen):  # this iteration's drafter
@@ -279,7 +282,7 @@ def test_sps_drafts_the_draft_models_own_greedy_continuation(models):
 
 
 def _pld(ctx, **params):
-    return PromptLookup(**params).propose(ctx, Sampler(), None)
+    return build(PromptLookup, **params).propose(ctx, Sampler(), None)
 
 
 def test_pld_copies_what_followed_the_latest_match_of_the_longest_ngram():
@@ -305,14 +308,14 @@ def test_pld_without_a_match_drafts_nothing():
 @pytest.mark.parametrize("params", [{"k": 0}, {"k": -2}, {"ngram_min": 0}, {"ngram_min": 3, "ngram_max": 2}])
 def test_pld_refuses_bad_parameters(params):
     with pytest.raises(ValueError):
-        PromptLookup(**params)
+        build(PromptLookup, **params)
 
 
 def test_prompt_lookup_never_drafts_the_chat_template():
     """ChatML-like ids: 1 = <|im_start|>, 8 = system, 7 = newline, 2 = <|im_end|>, 9 = assistant. The last
     newline's latest match runs into <|im_start|>assistant: the drafter takes an earlier one instead."""
     prompt = [1, 8, 7, 5, 6, 2, 7, 1, 9, 7]
-    drafter = PromptLookup(k=4, ngram_max=2)
+    drafter = build(PromptLookup, k=4, ngram_max=2)
     drafter.begin(prompt)
     draft = drafter.propose(prompt, None, None)
     assert draft.tokens == [5, 6, 2, 7] and draft.record.match_at == 2

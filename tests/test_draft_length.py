@@ -17,7 +17,7 @@ from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 from paradec.train.stop import auc, fit, predict
 
-from helpers import APP, tiny_model
+from helpers import APP, build, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -134,7 +134,8 @@ def test_every_rule_gives_ar_tokens_and_records_its_draft_lengths(pair, rule, th
     target, draft = pair
     prompt = [3, 14, 15, 9, 2, 6, 3, 14]
     ar, _ = tokens_of(target, Drafter(), prompt, 40)
-    out, steps = tokens_of(target, SpeculativeSampling(draft, k=5, draft_length=rule, threshold=threshold), prompt, 40)
+    drafter = build(SpeculativeSampling, draft, k=5, draft_length=rule, threshold=threshold)
+    out, steps = tokens_of(target, drafter, prompt, 40)
     assert out == ar
     for s in steps:
         assert s.record.draft_length == len(s.nodes) <= s.record.k
@@ -168,7 +169,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path):
     assert stop["trained"]["samples"] > 0 and "paradec.train stop" in stop["trained"]["command"]
     draft = load_draft(f"trained:{out}", tiny_loaded)
     assert draft.model.stop_file == out / "stop.json"  # the draft brings its own predictor
-    drafter = SpeculativeSampling(draft.model, k=4, draft_length="learned", threshold=0.1)
+    drafter = build(SpeculativeSampling, draft.model, k=4, draft_length="learned", threshold=0.1)
     assert drafter.schedule.predictor.weights == stop["weights"]
     model, prompt = tiny_loaded.model, [1, 5, 9, 13, 2]
     assert tokens_of(model, drafter, prompt, 16)[0] == tokens_of(model, Drafter(), prompt, 16)[0]

@@ -15,7 +15,7 @@ from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa
 
-from helpers import APP, tiny_model
+from helpers import APP, build, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -65,7 +65,7 @@ DRAFTERS = {  # name -> (class, parameters, the most depths or tokens a fixed st
 def make(target, folders, name, **rule):
     cls, params, _ = DRAFTERS[name]
     params = {k: str(folders / v) if k in ("head", "heads") else v for k, v in params.items()}
-    return cls(target, **params, **rule)
+    return build(cls, target, **params, **rule)
 
 
 def generate(model, drafter, n=30):
@@ -186,10 +186,10 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
             torch.manual_seed(0)
             head = eagle_head.EagleHead(model.config, 3, torch.arange(16))  # default init: the target's feature
         eagle_head.save(head, tmp_path / "h", model.config, {"test": True})
-        make = lambda: Eagle3(model, head=str(tmp_path / "h"), depth=3, top_k=3, total_tokens=5,  # noqa: E731
+        make = lambda: build(Eagle3, model, head=str(tmp_path / "h"), depth=3, top_k=3, total_tokens=5,  # noqa: E731
                               draft_length=rule, threshold=0.5)
     else:
-        make = lambda: EarlyExit(model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
+        make = lambda: build(EarlyExit, model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
     counts, accepted = _sample(model, make, 0)
     assert accepted > 0.1 * 1000
     exact = exact_joint(model, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)

@@ -15,7 +15,7 @@ from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
 from paradec.drafters.eagle_head import fuse_layers
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 
 GREEDY = Sampler()  # frozen: one instance serves every default
 
@@ -66,7 +66,7 @@ def ar_tokens(target):
 def test_greedy_equals_ar(target, ar_tokens, tmp_path, cls, kw):
     head = saved(random_head(target, cls.version, vocab=torch.arange(0, V, 2) if cls is Eagle2 else None),
                  target, tmp_path)
-    tokens, steps = generate(target, cls(target, head=head, **kw))
+    tokens, steps = generate(target, build(cls, target, head=head, **kw))
     assert tokens == ar_tokens
     assert len(steps[0].nodes) == 0 and all(len(s.nodes) > 0 for s in steps[1:])
     for s in steps:
@@ -141,7 +141,7 @@ def test_head_sees_target_features_at_the_right_offset(target, tmp_path):
         for p in head.parameters():
             p.zero_()
         head.fc.weight[:, H:] = torch.eye(H)  # fc(cat(emb, f)) = f
-    drafter = Eagle(target, head=saved(head, target, tmp_path), tree="chain4")
+    drafter = build(Eagle, target, head=saved(head, target, tmp_path), tree="chain4")
     _, steps = generate(target, drafter, n=12)
     assert all(s.nodes[0].token == prev.tokens[-1] for prev, s in zip(steps, steps[1:]))
 
@@ -181,20 +181,20 @@ def test_official_layouts_load(target, tmp_path):
 
 
 def test_fused_layers_are_what_eagle3_reads(target, tmp_path):
-    drafter = Eagle3(target, head=saved(random_head(target, 3), target, tmp_path))
+    drafter = build(Eagle3, target, head=saved(random_head(target, 3), target, tmp_path))
     assert drafter.hidden_layers == fuse_layers(target.config.num_hidden_layers)
 
 
 def test_bad_parameters_and_wrong_version(target, tmp_path):
     head1 = saved(random_head(target, 1), target, tmp_path)
     with pytest.raises(ValueError, match="EAGLE-3 head"):
-        Eagle3(target, head=head1)
+        build(Eagle3, target, head=head1)
     with pytest.raises(ValueError, match="depth"):
-        Eagle2(target, head=head1, depth=0)
+        build(Eagle2, target, head=head1, depth=0)
     with pytest.raises(ValueError, match="tree must be"):
-        Eagle(target, head=head1, tree="nope")
+        build(Eagle, target, head=head1, tree="nope")
     with pytest.raises(ValueError, match="cannot load"):
-        Eagle(target, head=str(tmp_path / "missing"))
+        build(Eagle, target, head=str(tmp_path / "missing"))
 
 
 @pytest.fixture(scope="module")
@@ -238,7 +238,7 @@ def test_sampling_keeps_the_targets_distribution(sharp, exact, tmp_path, cls):
         head = eagle_head.EagleHead(sharp.config, cls.version, torch.arange(16) if cls.version == 3 else None)
     folder = saved(head, sharp, tmp_path)
     kw = {"tree": "[[0], [1], [0, 0], [2]]"} if cls is Eagle else {"depth": 2, "top_k": 3, "total_tokens": 5}
-    counts, accepted = _sample(sharp, lambda: cls(sharp, head=folder, **kw), 0)
+    counts, accepted = _sample(sharp, lambda: build(cls, sharp, head=folder, **kw), 0)
     assert accepted > 0.2 * 1000
     assert gof_pvalue(counts, exact) > ALPHA, counts.most_common(6)
 
@@ -259,7 +259,7 @@ def test_shipped_heads_on_the_embedded_model(embedded, method):
 
 def test_static_tree_brings_implied_prefixes(target, tmp_path):
     """[[1, 0, 2]] alone is the chain rank 1 -> rank 0 -> rank 2: three nodes every step."""
-    drafter = Eagle(target, head=saved(random_head(target, 1), target, tmp_path), tree="[[1, 0, 2]]")
+    drafter = build(Eagle, target, head=saved(random_head(target, 1), target, tmp_path), tree="[[1, 0, 2]]")
     _, steps = generate(target, drafter, n=10)
     drafted = [s for s in steps if s.nodes]
     assert len(drafted) == len(steps) - 1  # every step but the prefill drafts

@@ -13,6 +13,8 @@ from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 from paradec.train.eagle import loss_of
 
+from helpers import build
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
@@ -37,7 +39,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, shards, tmp_path, capsy
     assert f"EAGLE-{version}" in card and "seed 0" in card and "Held-out agreement" in card
     model, prompt = tiny_loaded.model, [1, 5, 9, 13, 2]
     ar = [t for s in decode(model, Drafter(), prompt, 16, Sampler()) for t in s.tokens]
-    got = [t for s in decode(model, cls(model, head=str(out)), prompt, 16, Sampler()) for t in s.tokens]
+    got = [t for s in decode(model, build(cls, model, head=str(out)), prompt, 16, Sampler()) for t in s.tokens]
     assert got == ar
     again = tmp_path / "again"  # the head above scored beside a new one, on the same held-out rows
     assert train_main(["eagle", "--version", str(version), *data_args, "--steps", "1", "--vocab", "256", "--batch",

@@ -15,7 +15,7 @@ from paradec.models import Loaded
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 PROMPT = [1, 5, 9, 13, 2]
@@ -63,7 +63,8 @@ def test_a_baseline_adapter_is_scored_on_the_same_rows(command_args, trained, tm
 @pytest.mark.parametrize("k,exit_layer", [(1, 1), (3, 2), (5, 3), (8, 1)])
 def test_plain_exit_greedy_equals_ar(deep, k, exit_layer):
     model = deep.model
-    assert tokens(model, EarlyExit(model, k=k, exit_layer=exit_layer, adapter="none")) == tokens(model, Drafter())
+    plain = build(EarlyExit, model, k=k, exit_layer=exit_layer, adapter="none")
+    assert tokens(model, plain) == tokens(model, Drafter())
 
 
 @pytest.mark.parametrize("k", [1, 4])
@@ -72,12 +73,12 @@ def test_trained_adapter_greedy_equals_ar_and_the_command_writes_its_card(deep, 
     assert "seed 0" in card and "Held-out agreement" in card and "layers before the exit" in card
     assert (trained / "stats.json").exists()
     model = deep.model
-    assert tokens(model, EarlyExit(model, k=k, exit_layer=2, adapter=str(trained))) == tokens(model, Drafter())
+    assert tokens(model, build(EarlyExit, model, k=k, exit_layer=2, adapter=str(trained))) == tokens(model, Drafter())
 
 
 def test_sampling_runs_and_is_reproducible(deep):
     model, s = deep.model, Sampler(temperature=0.8)
-    runs = [tokens(model, EarlyExit(model, k=3, adapter="none"), sampler=s, n=12, seed=3) for _ in range(2)]
+    runs = [tokens(model, build(EarlyExit, model, k=3, adapter="none"), sampler=s, n=12, seed=3) for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) == 12
 
 
@@ -86,7 +87,7 @@ def test_the_shared_model_is_never_modified(deep, trained):
     before = {k: v.clone() for k, v in model.state_dict().items()}
     names = {n for n, _ in model.named_modules()}
     for adapter in ("none", str(trained)):
-        tokens(model, EarlyExit(model, k=4, exit_layer=2, adapter=adapter))
+        tokens(model, build(EarlyExit, model, k=4, exit_layer=2, adapter=adapter))
     assert {n for n, _ in model.named_modules()} == names
     after = model.state_dict()
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
@@ -109,6 +110,6 @@ def test_shipped_adapter_on_the_embedded_model(embedded):
     model = embedded.model
     prompt = encode_prompt(embedded.tokenizer, "Explain what a hash table is in two sentences.")
     ar = tokens(model, Drafter(), prompt, 32)
-    steps = list(decode(model, EarlyExit(model, k=4), prompt, 32, Sampler()))
+    steps = list(decode(model, build(EarlyExit, model, k=4), prompt, 32, Sampler()))
     assert [t for s in steps for t in s.tokens] == ar
     assert len(steps) < len(ar)  # some drafts were accepted: fewer target passes than tokens

@@ -28,6 +28,8 @@ from paradec.drafters.pld import PromptLookup
 from paradec.traces import files
 from paradec.traces.trace import Trace, TraceError
 
+from helpers import build
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +107,7 @@ def test_the_smallest_sampling_settings_allowed_stay_finite(capfd, tiny_dir):
 def test_prompt_lookup_stays_cheap_at_its_caps():
     """ngram_max = 4,000 took 27 s a step at 4,000 tokens of context; at the caps a step is milliseconds."""
     ctx = [7] * 3000 + [1, 2, 3] + [7] * 996 + [9]  # long runs of one token: the slowest kind of search
-    drafter = PromptLookup(k=64, ngram_max=16, ngram_min=1)
+    drafter = build(PromptLookup, k=64, ngram_max=16, ngram_min=1)
     t0 = time.perf_counter()
     drafter.propose(ctx, Sampler(), None)
     assert time.perf_counter() - t0 < 0.5

@@ -17,7 +17,7 @@ from paradec.drafters.base import Drafter
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -42,7 +42,7 @@ def generate(model, drafter, prompt, n=40):
 def test_jacobi_greedy_equals_ar(model, prompt):
     expected, _ = generate(model, Drafter(), prompt)
     for block, init in itertools.product([1, 2, 5, 16], METHODS["jacobi"].param("init").choices):
-        tokens, steps = generate(model, Jacobi(block, init), prompt)
+        tokens, steps = generate(model, build(Jacobi, block=block, init=init), prompt)
         assert tokens == expected, (block, init)
         assert all(len(s.tokens) >= 1 and len(s.record.block) == block for s in steps)
 
@@ -52,14 +52,14 @@ def test_lookahead_greedy_equals_ar(model, prompt):
     expected, _ = generate(model, Drafter(), prompt)
     accepted = 0
     for w, n, g in itertools.product([1, 3, 5], [2, 3, 5], [0, 1, 4]):
-        tokens, steps = generate(model, Lookahead(w, n, g), prompt)
+        tokens, steps = generate(model, build(Lookahead, window=w, ngram=n, candidates=g), prompt)
         assert tokens == expected, (w, n, g)
         accepted += sum(len(s.accepted) for s in steps)
     assert accepted > 0  # the pool really proposed n-grams that the target took
 
 
 def test_jacobi_trajectory_is_recorded(model):
-    _, steps = generate(model, Jacobi(4), PROMPTS[0], n=12)
+    _, steps = generate(model, build(Jacobi, block=4), PROMPTS[0], n=12)
     first = steps[0].record
     assert first.changed == [True] * 4  # nothing to compare the first guesses with
     for s in steps:
@@ -70,7 +70,7 @@ def test_lookahead_mask_hand_drawn():
     """W=3, N=3, G=2 with candidates (a, b) and (c, d). Block: 0 = pending token P,
     1 a, 2 b, 3 c, 4 d (verification branch), then the window: level 0 = [P, x1, x2]
     (P is the pending token itself), level 1 = [y0, y1, y2]: 5 x1, 6 x2, 7 y0, 8 y1, 9 y2."""
-    la = Lookahead(window=3, ngram=3, candidates=2)
+    la = build(Lookahead, window=3, ngram=3, candidates=2)
     la.begin([])
     la.levels = [[0, 21, 22], [30, 31, 32]]
     la.pool = {7: [(1, 2), (3, 4)]}
@@ -98,7 +98,7 @@ def test_lookahead_mask_hand_drawn():
 
 def test_window_rows_equal_their_trajectories(model):
     ctx = PROMPTS[0]
-    la = Lookahead(window=4, ngram=4, candidates=2)
+    la = build(Lookahead, window=4, ngram=4, candidates=2)
     la.begin(ctx)
     la.levels = [[0, 3, 8, 9], [1, 2, 3, 4], [5, 6, 7, 8]]
     la.pool = {ctx[-1]: [(1, 2, 3), (1, 4, 4)]}
@@ -117,7 +117,7 @@ def test_window_rows_equal_their_trajectories(model):
 
 
 def test_pool_collects_one_ngram_per_column(model):
-    la = Lookahead(window=3, ngram=3, candidates=2)
+    la = build(Lookahead, window=3, ngram=3, candidates=2)
     _, steps = generate(model, la, PROMPTS[0], n=6)
     for s in steps:
         assert len(s.record.added) == 3 and all(len(g) == 3 for g in s.record.added)
@@ -132,7 +132,7 @@ def test_trace_alone_rebuilds_pool_window_and_mask(model, g):
     from paradec.plots.mask import mask_matrix
     from paradec.traces.trace import Trace
 
-    _, steps = generate(model, Lookahead(window=3, ngram=3, candidates=g), PROMPTS[0], n=30)
+    _, steps = generate(model, build(Lookahead, window=3, ngram=3, candidates=g), PROMPTS[0], n=30)
     trace = Trace("lookahead", {"window": 3, "ngram": 3, "candidates": g}, "tiny", "", PROMPTS[0], {}, 30, steps)
     trace = Trace.from_json(trace.to_json())  # the JSON round trip keeps all of it
     assert sum(len(s.record.candidates) for s in trace.steps) > 0

@@ -15,7 +15,7 @@ from paradec.drafters import medusa_heads
 from paradec.drafters.base import Drafter
 from paradec.drafters.medusa import SHIPPED, Medusa
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 
 GREEDY = Sampler()  # frozen: one instance serves every default
 
@@ -90,7 +90,8 @@ def test_greedy_equals_ar(target, tmp_path, tree_name, kind):
              "official": lambda: random_heads(vocab=V)}[kind]()
     ar = generate(target, Drafter())[0]
     for acceptance in ("exact", "typical"):  # at temperature 0 typical acceptance is greedy matching
-        out, steps = generate(target, Medusa(target, saved(heads, tmp_path, acceptance), tree_name, acceptance))
+        drafter = build(Medusa, target, heads=saved(heads, tmp_path, acceptance), tree=tree_name, acceptance=acceptance)
+        out, steps = generate(target, drafter)
         assert out == ar
         assert not steps[0].nodes and all(len(s.nodes) == len(steps[1].nodes) for s in steps[1:])
         assert all(tree.is_path([n.parent for n in s.nodes], s.accepted) for s in steps)
@@ -119,7 +120,7 @@ class Oracle:
 def test_oracle_heads_are_always_accepted(target, tmp_path, tree_name):
     n = 40
     reference = PROMPT + generate(target, Drafter(), n + 8)[0]
-    drafter = Medusa(target, saved(random_heads(), tmp_path), tree_name)
+    drafter = build(Medusa, target, heads=saved(random_heads(), tmp_path), tree=tree_name)
     drafter.heads, drafter.lm, drafter.ids = Oracle(target, reference, 4), None, None
     out, steps = generate(target, drafter, n)
     assert out == reference[len(PROMPT) : len(PROMPT) + n]
@@ -151,7 +152,7 @@ def test_official_checkpoint_layout(target, tmp_path):
             for j in range(2):
                 x = x + torch.nn.functional.silu(state[f"{i}.{j}.linear.weight"] @ x + state[f"{i}.{j}.linear.bias"])
             torch.testing.assert_close(heads.logits(h, None)[i], state[f"{i}.2.weight"] @ x)
-        out = generate(target, Medusa(target, str(path), "[[0, 0, 0], [1], [2, 1]]"))[0]
+        out = generate(target, build(Medusa, target, heads=str(path), tree="[[0, 0, 0], [1], [2, 1]]"))[0]
         assert out == generate(target, Drafter())[0]
 
 
@@ -192,15 +193,15 @@ def test_heads_start_as_the_targets_next_token_head():
 ])
 def test_bad_parameters(target, tmp_path, params, message):
     with pytest.raises(ValueError, match=message):
-        Medusa(target, saved(random_heads(), tmp_path), **params)
+        build(Medusa, target, heads=saved(random_heads(), tmp_path), **params)
 
 
 def test_heads_must_fit_the_target(tmp_path):
     other = tiny_model(V, hidden=32)
     with pytest.raises(ValueError, match="hidden size"):
-        Medusa(other, saved(random_heads(), tmp_path))
+        build(Medusa, other, heads=saved(random_heads(), tmp_path))
     with pytest.raises(ValueError, match="no Medusa heads"):
-        Medusa(other, str(tmp_path))
+        build(Medusa, other, heads=str(tmp_path))
 
 
 def test_typical_acceptance_by_hand():
@@ -226,7 +227,7 @@ def test_lossy_label(target, tmp_path):
 
     assert methods.lossy("medusa", {"acceptance": "typical"}).startswith("medusa acceptance=typical is LOSSY")
     assert methods.lossy("medusa", {"acceptance": "exact"}) == methods.lossy("pld", {}) == ""
-    steps = generate(target, Medusa(target, saved(random_heads(), tmp_path), acceptance="typical"), 6)[1]
+    steps = generate(target, build(Medusa, target, heads=saved(random_heads(), tmp_path), acceptance="typical"), 6)[1]
     assert {s.record.acceptance for s in steps} == {"typical (LOSSY)"}
 
 
@@ -269,7 +270,7 @@ def test_sampling_keeps_the_targets_distribution(tmp_path):
             accepted += sum(len(s.accepted) for s in steps)
         return counts, accepted
 
-    counts, accepted = sample(lambda: Medusa(model, folder, "[[0, 0], [1], [2]]"), 0)
+    counts, accepted = sample(lambda: build(Medusa, model, heads=folder, tree="[[0, 0], [1], [2]]"), 0)
     assert accepted > 0.2 * runs
     assert gof_pvalue(counts, exact_joint(model, prompt, sampler, 3)) > ALPHA, counts.most_common(6)
 
@@ -281,7 +282,7 @@ def test_page_views_of_a_trace(target, tmp_path):
 
     n = 30
     reference = PROMPT + generate(target, Drafter(), n + 8)[0]
-    drafter = Medusa(target, saved(random_heads(), tmp_path), "[[0, 0, 0], [1, 1], [2]]")
+    drafter = build(Medusa, target, heads=saved(random_heads(), tmp_path), tree="[[0, 0, 0], [1, 1], [2]]")
     drafter.heads, drafter.lm, drafter.ids = Oracle(target, reference, 4), None, None
     steps = generate(target, drafter, n)[1]
     trace = Trace(method="medusa", params={}, model="tiny", prompt="", prompt_ids=PROMPT, sampling={},
@@ -305,7 +306,7 @@ def test_packed_heads_are_the_drafters_own_and_score_as_the_loaded_ones(target, 
 
     ids = torch.arange(0, V, 2)
     folder = saved(random_heads(ids=ids), tmp_path)
-    drafter = Medusa(target, folder)
+    drafter = build(Medusa, target, heads=folder)
     shared = medusa_heads.load(folder)
     assert not any(isinstance(m, PackedLinear) for m in shared.modules())
     assert any(isinstance(m, PackedLinear) for m in drafter.heads.modules()) == (kernels.kernel() is not None)

@@ -17,7 +17,9 @@ from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters.base import Drafter
 from paradec.drafters.mirror import Mirror
-from paradec.methods import InputError, make_drafter
+from paradec.methods import InputError, make_drafter, parse_params
+
+from helpers import build
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -27,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
        parallel=st.booleans(), draft=st.sampled_from(["self", "never", "other"]))
 @pytest.mark.slow
 def test_greedy_equals_ar(models, prompt, n, k, parallel, draft):  # noqa: F811
-    out, steps = generate(models["target"], Mirror(models[draft], k=k, parallel=parallel), prompt, n)
+    out, steps = generate(models["target"], build(Mirror, models[draft], k=k, parallel=parallel), prompt, n)
     assert out == ar(models, prompt, n)
     check_steps(steps, n)
 
@@ -54,7 +56,7 @@ def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(mo
     peaked = copy.deepcopy(models["target"])
     with torch.no_grad():
         peaked.lm_head.weight.mul_(4.0)
-    out, steps = generate(Slow(peaked, 0.25), Mirror(peaked, k=3), [1, 2, 3], 40)
+    out, steps = generate(Slow(peaked, 0.25), build(Mirror, peaked, k=3), [1, 2, 3], 40)
     assert out == [t for s in decode(peaked, Drafter(), [1, 2, 3], 40, Sampler()) for t in s.tokens]
     assert steps[0].record.hit is None  # nothing was running before the first step
     assert all(s.record.hit for s in steps[1:])
@@ -68,7 +70,7 @@ def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(mo
 
 
 def test_bets_are_ranked_and_a_lost_bet_drafts_the_outcome_now(models):  # noqa: F811
-    out, steps = generate(Slow(models["target"]), Mirror(models["other"], k=3, bets=5), [5, 6, 7], 30)
+    out, steps = generate(Slow(models["target"]), build(Mirror, models["other"], k=3, bets=5), [5, 6, 7], 30)
     assert out == ar(models, [5, 6, 7], 30)
     assert all(s.record.bets for s in steps[1:])  # the worker ran each round (a failing one bets nothing)
     for s in steps[1:]:
@@ -81,7 +83,7 @@ def test_bets_are_ranked_and_a_lost_bet_drafts_the_outcome_now(models):  # noqa:
 def test_a_draft_that_never_agrees_bets_on_its_corrections(models):  # noqa: F811
     """Every first token is rejected: the outcome is always (0, the target's token), and a bet pays
     only when that token was among q's runners-up that the worker drafted after."""
-    out, steps = generate(Slow(models["target"]), Mirror(models["never"], k=3), [5, 6], 20)
+    out, steps = generate(Slow(models["target"]), build(Mirror, models["never"], k=3), [5, 6], 20)
     assert out == ar(models, [5, 6], 20)
     for s in steps[1:]:
         assert s.record.outcome[0] == 0
@@ -89,14 +91,14 @@ def test_a_draft_that_never_agrees_bets_on_its_corrections(models):  # noqa: F81
 
 def test_sequential_mode_starts_no_worker(models):  # noqa: F811
     before = threading.active_count()
-    _, steps = generate(models["target"], Mirror(models["self"], k=3, parallel=False), [1, 2, 3], 20)
+    _, steps = generate(models["target"], build(Mirror, models["self"], k=3, parallel=False), [1, 2, 3], 20)
     assert threading.active_count() == before
     assert all(s.record.prefetch is None for s in steps)
 
 
 def test_the_seed_reproduces_a_sampled_run(models):  # noqa: F811
     def run(seed):
-        drafter = Mirror(models["other"], k=2)
+        drafter = build(Mirror, models["other"], k=2)
         steps = decode(models["target"], drafter, [1, 2], 30, Sampler(temperature=1.0),
                        torch.Generator().manual_seed(seed))
         return [t for s in steps for t in s.tokens]
@@ -123,7 +125,7 @@ def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
     from stats import ALPHA, exact_joint, gof_pvalue
 
     target = models["target"]
-    got = _counts(target, lambda: Mirror(models[draft], k=1), 0)
+    got = _counts(target, lambda: build(Mirror, models[draft], k=1), 0)
     exact = exact_joint(target, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
     assert gof_pvalue(got, exact) > ALPHA, got.most_common(6)
 
@@ -131,7 +133,7 @@ def test_sampling_keeps_the_targets_distribution(models, draft):  # noqa: F811
 @pytest.mark.parametrize("params, message", [({"k": 0}, "k must be"), ({"draft_device": "tpu"}, "draft_device")])
 def test_bad_parameters_are_one_line(models, params, message):  # noqa: F811
     with pytest.raises(InputError, match=message):
-        make_drafter("mirror", {"k": 4, "parallel": True, "draft_device": "same", **params}, models["self"])
+        make_drafter("mirror", parse_params("mirror", {"k": 4, **params}), models["self"])
 
 
 def test_timeline_lanes_follow_the_run(models):  # noqa: F811
@@ -141,7 +143,8 @@ def test_timeline_lanes_follow_the_run(models):  # noqa: F811
     from paradec.traces.trace import Trace
 
     for parallel in (False, True):
-        _, steps = generate(Slow(models["target"], 0.02), Mirror(models["other"], k=2, parallel=parallel), [3, 4], 12)
+        drafter = build(Mirror, models["other"], k=2, parallel=parallel)
+        _, steps = generate(Slow(models["target"], 0.02), drafter, [3, 4], 12)
         trace = Trace(method="mirror", params={"parallel": parallel}, model="tiny", prompt="", prompt_ids=[3, 4],
                       sampling={}, max_new_tokens=12, steps=steps, wall_s=1.0)
         ivs = timeline.intervals(trace)

@@ -33,7 +33,7 @@ from paradec.drafters.sps import SpeculativeSampling
 from paradec.drafters.subset import VocabSubset
 from paradec.models.draft_model import SubsetDraft
 
-from helpers import tiny_model
+from helpers import build, tiny_model
 from stats import ALPHA, chi2_sf, exact_joint, gof_pvalue, two_sample_pvalue
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -256,11 +256,12 @@ class SeededJacobi(Jacobi):
 
 def _drafter(method: str, draft):
     return {
-        "sps": lambda: SpeculativeSampling(draft, k=2),
+        "sps": lambda: build(SpeculativeSampling, draft, k=2),
         # the same draft scoring half the vocabulary (the trained draft's shape): q is 0 elsewhere
-        "sps-subset": lambda: SpeculativeSampling(SubsetDraft(draft, VocabSubset(torch.arange(0, V, 2), V)), k=2),
-        "pld": lambda: PromptLookup(k=3),
-        "jacobi": lambda: SeededJacobi(block=3),
+        "sps-subset": lambda: build(SpeculativeSampling, SubsetDraft(draft, VocabSubset(torch.arange(0, V, 2), V)),
+                                    k=2),
+        "pld": lambda: build(PromptLookup, k=3),
+        "jacobi": lambda: build(SeededJacobi, block=3),
         "lookahead": lambda: SeededLookahead(window=3, ngram=3, candidates=2),
     }[method]
 

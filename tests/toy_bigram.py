@@ -13,8 +13,8 @@ DESCRIPTION = catalog.Method(
 class Bigram(Drafter):
     name = "bigram"
 
-    def __init__(self, k: int = 3):
-        self.params = catalog.check(self.name, k=k)
+    def __init__(self, *, k: int):
+        self.params = dict(k=k)
 
     def propose(self, ctx, sampler, gen) -> Draft:
         follow = {a: b for a, b in zip(ctx, ctx[1:])}  # the latest successor of each token

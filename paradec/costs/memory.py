@@ -90,7 +90,7 @@ def measure(target, method: str, prompt: str, params=None, draft=None, **setting
     from ..tuning.presets import device_info, device_profile
 
     sized = device_profile(device_info(target.device)).params(method)  # what run() builds, built here too
-    parsed = methods.parse_params(method, params or {}, base=sized)
+    parsed = methods.resolve(method, methods.parse_params(method, params or {}), sized)
     drafter = methods.make_drafter(method, parsed, draft.decoder if draft else None, target.model)
     owned = weights(target, draft, drafter)
     del drafter

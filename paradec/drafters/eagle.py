@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog
 from ..core import records
 from ..core import tree as trees
 from ..core.steps import Draft
@@ -54,11 +53,10 @@ class Eagle(Drafter):
 
     name, version = "eagle", 1
 
-    def __init__(self, target_model, head: str = "", tree: str = "cpu10", draft_length: str = "fixed",
-                 threshold: float = 0.3):
+    def __init__(self, target_model, *, head: str, tree: str, draft_length: str, threshold: float):
         """head: a folder (paradec's own or an official EAGLE-1 checkpoint; "" = the shipped head);
         tree: a preset name or rank paths as JSON; draft_length, threshold: the rule that cuts it."""
-        self.params = catalog.check(self.name, head=head, tree=tree, draft_length=draft_length, threshold=threshold)
+        self.params = dict(head=head, tree=tree, draft_length=draft_length, threshold=threshold)
         nodes, _ = trees.paths_to_tree(trees.tree_spec(tree, TREES))  # implied prefixes included, parents first
         self.want = {}  # rank path -> the child ranks the tree asks for under it
         for p in nodes:
@@ -185,13 +183,13 @@ class Eagle2(Eagle):
 
     name, version = "eagle2", 1
 
-    def __init__(self, target_model, head: str = "", depth: int = 4, top_k: int = 4, total_tokens: int = 11,
-                 draft_length: str = "fixed", threshold: float = 0.3):
+    def __init__(self, target_model, *, head: str, depth: int, top_k: int, total_tokens: int, draft_length: str,
+                 threshold: float):
         """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
         expanded per step and children per candidate; total_tokens: candidates kept for the verify
         pass; draft_length, threshold: the rule that decides how many depths a step grows."""
-        self.params = catalog.check(self.name, head=head, depth=depth, top_k=top_k, total_tokens=total_tokens,
-                                    draft_length=draft_length, threshold=threshold)
+        self.params = dict(head=head, depth=depth, top_k=top_k, total_tokens=total_tokens,
+                           draft_length=draft_length, threshold=threshold)
         self.schedule = lengths.Schedule(draft_length, depth, threshold)
         self.depth, self.top_k, self.total = depth, top_k, total_tokens
         self.width = top_k

@@ -20,7 +20,6 @@ from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
-from .. import catalog
 from .base import first_line
 from .chain import ChainDrafter
 from .subset import VocabSubset, read_weights, save_weights
@@ -82,12 +81,11 @@ def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=N
 class EarlyExit(ChainDrafter):
     name = "early_exit"
 
-    def __init__(self, target_model, k: int = 4, exit_layer: int = 2, adapter: str = "", draft_length: str = "fixed",
-                 threshold: float = 0.4):
+    def __init__(self, target_model, *, k: int, exit_layer: int, adapter: str, draft_length: str, threshold: float):
         """adapter: a folder ("" = the shipped one, trained at exit layer 2) or "none" (no adapter);
         draft_length, threshold: the rule that decides how many of up to k tokens a step drafts."""
-        self.params = catalog.check(self.name, k=k, exit_layer=exit_layer, adapter=adapter,
-                                    draft_length=draft_length, threshold=threshold)
+        self.params = dict(k=k, exit_layer=exit_layer, adapter=adapter,
+                           draft_length=draft_length, threshold=threshold)
         total = target_model.config.num_hidden_layers
         if not exit_layer < total:
             raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")

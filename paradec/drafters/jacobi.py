@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import torch
 
-from .. import catalog
 from ..core import records
 from ..core.steps import Draft
 from .base import Drafter
@@ -19,8 +18,8 @@ from .chain import chain_parents
 class Jacobi(Drafter):
     name = "jacobi"
 
-    def __init__(self, block: int = 8, init: str = "repeat"):
-        self.params = catalog.check(self.name, block=block, init=init)
+    def __init__(self, *, block: int, init: str):
+        self.params = dict(block=block, init=init)
 
     def begin(self, prompt_ids):
         self.guess: list[int] = []  # the current iteration's guesses for the positions after ctx

@@ -14,7 +14,6 @@ from dataclasses import replace
 
 import torch
 
-from .. import catalog
 from ..core import records
 from ..core.steps import Draft
 from .base import Drafter
@@ -23,8 +22,8 @@ from .base import Drafter
 class Lookahead(Drafter):
     name = "lookahead"
 
-    def __init__(self, window: int = 4, ngram: int = 3, candidates: int = 2):
-        self.params = catalog.check(self.name, window=window, ngram=ngram, candidates=candidates)
+    def __init__(self, *, window: int, ngram: int, candidates: int):
+        self.params = dict(window=window, ngram=ngram, candidates=candidates)
 
     def begin(self, prompt_ids):
         self.levels: list[list[int]] = []  # N-1 levels of W tokens; levels[0][0] is the pending token

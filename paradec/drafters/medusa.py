@@ -27,7 +27,6 @@ from pathlib import Path
 
 import torch
 
-from .. import catalog
 from ..core import records
 from ..core import tree as trees
 from ..core.steps import Draft
@@ -45,13 +44,13 @@ class Medusa(Drafter):
     name = "medusa"
     hidden_layers = (-1,)  # the final, normed hidden state: what the heads read
 
-    def __init__(self, target_model, heads: str = "", tree: str = "", acceptance: str = "exact",
-                 epsilon: float = 0.09, delta: float = 0.3, draft_length: str = "fixed", threshold: float = 0.3):
+    def __init__(self, target_model, *, heads: str, tree: str, acceptance: str, epsilon: float, delta: float,
+                 draft_length: str, threshold: float):
         """heads: a folder or file of heads ("" = the shipped heads for the embedded model);
         tree: a preset name, or paths as JSON ("" = the heads' own default tree);
         draft_length, threshold: the rule that decides how many of its depths a step keeps."""
-        self.params = catalog.check(self.name, heads=heads, tree=tree, acceptance=acceptance, epsilon=epsilon,
-                                    delta=delta, draft_length=draft_length, threshold=threshold)
+        self.params = dict(heads=heads, tree=tree, acceptance=acceptance, epsilon=epsilon,
+                           delta=delta, draft_length=draft_length, threshold=threshold)
         if epsilon <= 0 or delta <= 0:
             raise ValueError("typical acceptance needs epsilon > 0 and delta > 0")
         loaded = _load_heads(heads)

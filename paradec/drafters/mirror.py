@@ -31,7 +31,6 @@ import time
 
 import torch
 
-from .. import catalog
 from ..core import records
 from ..core.steps import Draft
 from ..core.targets import as_target
@@ -42,9 +41,8 @@ from .sps import draft_logits
 class Mirror(ChainDrafter):
     name = "mirror"
 
-    def __init__(self, draft_model, target_model=None, k: int = 4, bets: int = 8, parallel: bool = True,
-                 draft_device: str = "same"):
-        self.params = catalog.check(self.name, k=k, bets=bets, parallel=parallel, draft_device=draft_device)
+    def __init__(self, draft_model, target_model=None, *, k: int, bets: int, parallel: bool, draft_device: str):
+        self.params = dict(k=k, bets=bets, parallel=parallel, draft_device=draft_device)
         super().__init__(k, "fixed", 0.0)  # every chain is k long: the bets are on where a chain of k ends
         self.target_device = target_model.device if target_model is not None else draft_model.device
         moved = draft_device == "cpu" and draft_model.device.type != "cpu"

@@ -4,7 +4,6 @@ No draft model: the proposal is a deterministic chain (q is one-hot), which suit
 summarisation, extraction and code editing, where the answer repeats the prompt."""
 from __future__ import annotations
 
-from .. import catalog
 from ..core import records
 from ..core.steps import Draft
 from .base import Drafter
@@ -17,8 +16,8 @@ from .chain import chain_parents
 class PromptLookup(Drafter):
     name = "pld"
 
-    def __init__(self, k: int = 8, ngram_max: int = 3, ngram_min: int = 1):
-        self.params = catalog.check(self.name, k=k, ngram_max=ngram_max, ngram_min=ngram_min)
+    def __init__(self, *, k: int, ngram_max: int, ngram_min: int):
+        self.params = dict(k=k, ngram_max=ngram_max, ngram_min=ngram_min)
         if ngram_min > ngram_max:
             raise ValueError("ngram_min must not exceed ngram_max")
         self.markers: set[int] = set()

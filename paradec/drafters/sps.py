@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import torch
 
-from .. import catalog
 from ..core.targets import as_target
 from .chain import ChainDrafter
 
@@ -15,8 +14,8 @@ from .chain import ChainDrafter
 class SpeculativeSampling(ChainDrafter):
     name = "sps"
 
-    def __init__(self, draft_model, k: int = 4, draft_length: str = "fixed", threshold: float = 0.4):
-        self.params = catalog.check(self.name, k=k, draft_length=draft_length, threshold=threshold)
+    def __init__(self, draft_model, *, k: int, draft_length: str, threshold: float):
+        self.params = dict(k=k, draft_length=draft_length, threshold=threshold)
         super().__init__(k, draft_length, threshold, getattr(draft_model, "stop_file", None))
         self.model = draft_model  # shared, read-only
 

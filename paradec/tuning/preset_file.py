@@ -49,24 +49,11 @@ def load(path: str | Path) -> dict:
 
 def _check(path, method: str, values) -> None:
     try:
-        desc = catalog.method(method)
         if not isinstance(values, dict):
             raise ValueError("its settings must be an object")
-        desc.check({k: _typed(desc, k, v) for k, v in values.items()})
+        catalog.parse(catalog.method(method), values)
     except ValueError as e:
         raise PresetError(f"preset {path}: {method}: {e}") from None
-
-
-def _typed(desc: catalog.Method, key: str, value):
-    """A JSON value as the parameter's type (JSON writes 1.0 as 1); ValueError for another type."""
-    if key not in desc.defaults():
-        return value  # desc.check names the unknown parameter
-    kind = desc.param(key).kind
-    if kind is float and type(value) is int:
-        return float(value)
-    if type(value) is not kind:
-        raise ValueError(f"{key} must be {kind.__name__}, got {repr(value)[:60]}")  # not 5,000 digits back
-    return value
 
 
 def settings(preset: dict | None, method: str, category: str = "") -> dict:
