@@ -6,7 +6,7 @@ st.title("Arena: every method, one prompt")
 st.markdown("""The same prompt and settings decoded by every available method, one after the other in
 one process. **τ** counts tokens per target forward (bonus included), **speedup** divides each method's
 tokens/s by AR's (the same as AR's decoding time over the method's when the tokens are the same), and the
-badge checks that the output equals AR's token for token (greedy decoding in float32; see the README's
+badge checks that the output equals AR's token for token (greedy decoding in float32; see docs/methods.md's
 note on near-ties).""")
 runs = arena.traces()
 if runs:

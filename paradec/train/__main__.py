@@ -22,7 +22,7 @@ def main(argv=None) -> int:
     d.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     d.add_argument("--samples", type=int, default=2, help="answers per prompt: the first greedy, then sampled")
     d.add_argument("--batch", type=int, default=12, help="answers side by side (12 rows cost about one on the fast "
-                   "forward; README, Trained drafters)")
+                   "forward; docs/drafters.md)")
     d.add_argument("--max-new-tokens", type=int, default=256)
     d.add_argument("--max-prompt-tokens", type=int, default=1024, help="leave out the prompts longer than this (the "
                    "batches of the shorter ones stay the same)")

@@ -1,7 +1,7 @@
 """Batched generation for the self-distillation data: B answers side by side through the fast forward.
 
 A decode step of B sequences is a forward pass over B rows, and paradec's kernel multiplies up to 12 rows
-for about the price of one (README, "The fast CPU forward"): a batch of 12 wrote 4.5x the tokens per
+for about the price of one (docs/kernel.md): a batch of 12 wrote 4.5x the tokens per
 second of one sequence at a time here (218 against 48, 64-token answers, prefill included). Prompts are
 left-padded to one width; a padded key is never attended to and positions count only real tokens, so
 each row's tokens are the ones it would get alone (tested).
