@@ -33,7 +33,7 @@ GROWTH = Panel("growth", "The draft tree, reranked", "Every candidate the head d
                "rerank keeps the most confident ones (the tree the target verifies) and cuts the rest.",
                caption="Marker size = cumulative confidence (the product of q along the path); green = accepted "
                        "path, x = cut. Pause to grow it depth by depth below.")
-STAGE = Extra([[GROWTH]], lambda t, i: {"growth": plots.growth_figure(t, i)})
+STAGE = Extra([[GROWTH]], lambda t, i: {"growth": plots.growth_spec(t, i)})
 
 
 def panels(trace: Trace, i: int) -> dict:

@@ -14,17 +14,18 @@ from plotly.utils import PlotlyJSONEncoder
 
 from paradec.plots import kpis
 from paradec.plots.lookahead import window_cells
-from paradec.plots.mask import mask_figure
+from paradec.plots.mask import mask_spec
 from paradec.plots.style import FROM_RUN, TEMPLATE
 from paradec.plots.tokens import stream_html
-from paradec.plots.tree import tree_figure
+from paradec.plots.tree import tree_spec
 from paradec.traces.trace import Trace
 
 from . import narrate
 from .style import MEANING
 
 WINDOW = 64  # steps drawn ahead at once: every step of a recorded trace, a block of a long live one
-Figures = Callable[[Trace, int], dict[str, go.Figure | str]]  # a method's own panels at step i: figures or HTML
+Figures = Callable[[Trace, int], dict[str, go.Figure | dict | str]]  # a method's own panels at step i: figures
+# (or figures as plain JSON) or HTML
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,10 @@ MASK_HELP = ("Which token of the verify pass may look at which (green = may atte
 MASK_CAPTION = "Hover a cell: who sees what, and why."
 
 
-def fig_json(fig: go.Figure) -> dict:
+def fig_json(fig: go.Figure | dict) -> dict:
+    """A frame's figure as plain JSON: a go.Figure converted, a figure built as a dict (tree_spec) as it is."""
+    if isinstance(fig, dict):
+        return {**fig, "data": lines_merged(fig["data"])}
     d = fig.to_plotly_json()
     d["layout"].pop("template", None)  # sent once for all frames
     d = json.loads(json.dumps(d, cls=PlotlyJSONEncoder))  # numpy arrays and the like, as plain JSON
@@ -99,7 +103,7 @@ def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int
     kpi = (f"<div class='pd-kpi'>running τ <b>{kpis.running_tau(trace, i):.2f}</b> · this step: "
            f"<b>{len(s.tokens)}</b> token(s) for one target forward · draft {s.draft_ms:.0f} ms, "
            f"verify {s.verify_ms:.0f} ms (MEASURED)</div>")
-    figs = {"tree": tree_figure(trace, i, selected), "mask": mask_figure(trace, i, selected)}
+    figs = {"tree": tree_spec(trace, i, selected), "mask": mask_spec(trace, i, selected)}
     html = {"stream": stream_html(trace, i, show_rejected)}
     for name, f in (extra.figures(trace, i) if extra.figures else {}).items():
         (html if isinstance(f, str) else figs)[name] = f

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from ..core import records
 from ..traces.trace import Trace, rounded
 from .arena import bars_figure, finish_times, length_histogram
-from .style import COLORS, assign, label_room, layout
+from .style import COLORS, label_room, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -113,7 +113,7 @@ def _hover(trace: Trace, c: Candidate, by_index: dict[int, Candidate], nodes: di
     ])
 
 
-def _edges(pos: dict, shown: list[Candidate], hot: set[int]) -> list[go.Scatter]:
+def _edges(pos: dict, shown: list[Candidate], hot: set[int]) -> list[dict]:
     """Grey edges to every shown candidate, green ones along the accepted path."""
     out = []
     for colour, width, group in [("#cccccc", 1.5, [c for c in shown if c.index not in hot]),
@@ -122,28 +122,34 @@ def _edges(pos: dict, shown: list[Candidate], hot: set[int]) -> list[go.Scatter]
         for c in group:
             xs += [pos[c.parent][0], pos[c.index][0], None]
             ys += [pos[c.parent][1], pos[c.index][1], None]
-        out.append(go.Scatter(x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-                              line=dict(color=colour, width=width)))
+        out.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                        line=dict(color=colour, width=width)))
     return out
 
 
 def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: int | None = None) -> go.Figure:
-    """Step i's candidates by depth. upto_depth = d: the tree as drafted up to depth d (dark:
-    expanded, i.e. among the top_k by confidence and fed to the head); None: the rerank, every
-    candidate kept or cut by its cumulative confidence, the accepted path in green."""
+    return go.Figure(growth_spec(trace, i, upto_depth, height))
+
+
+def growth_spec(trace: Trace, i: int, upto_depth: int | None = None, height: int | None = None) -> dict:
+    """Step i's candidates by depth, as plain plotly JSON (the player's frame). upto_depth = d: the tree as
+    drafted up to depth d (dark: expanded, i.e. among the top_k by confidence and fed to the head); None: the
+    rerank, every candidate kept or cut by its cumulative confidence, the accepted path in green."""
     cands = candidates(trace, i)
     pos, shown = positions(cands), visible(cands, upto_depth)
     accepted = accepted_candidates(trace, i) if upto_depth is None else set()
     by_index, nodes = {c.index: c for c in cands}, kept_nodes(cands)
-    fig = go.Figure(_edges(pos, shown, accepted))
-    fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers+text", text=[label(trace.text_of(pending_token(trace, i)))],
-                             textposition="middle left", marker=dict(symbol="square", size=18, color=COLORS["pending"]),
-                             hovertext=["the pending token: the last one committed"], hoverinfo="text", name="pending"))
+    data = _edges(pos, shown, accepted)
+    data.append(dict(type="scatter", x=[0], y=[0], mode="markers+text", name="pending",
+                     text=[label(trace.text_of(pending_token(trace, i)))], textposition="middle left",
+                     marker=dict(symbol="square", size=18, color=COLORS["pending"]),
+                     hovertext=["the pending token: the last one committed"], hoverinfo="text"))
     for name in ("expanded", "not expanded") if upto_depth is not None else ("accepted", "kept", "cut"):
         group = [c for c in shown if state(c, upto_depth, accepted) == name]
-        fig.add_trace(go.Scatter(
-            x=[pos[c.index][0] for c in group], y=[pos[c.index][1] for c in group], mode="markers+text", name=name,
-            text=[label(trace.text_of(c.token)) for c in group], textposition="middle right", textfont=dict(size=11),
+        data.append(dict(
+            type="scatter", x=[pos[c.index][0] for c in group], y=[pos[c.index][1] for c in group],
+            mode="markers+text", name=name, text=[label(trace.text_of(c.token)) for c in group],
+            textposition="middle right", textfont=dict(size=11),
             hovertext=[_hover(trace, c, by_index, nodes) for c in group], hoverinfo="text",
             customdata=[nodes.get(c.index, -1) for c in group],
             marker=dict(color=STATES[name], size=[8 + 16 * math.sqrt(c.confidence) for c in group],
@@ -152,10 +158,10 @@ def growth_figure(trace: Trace, i: int, upto_depth: int | None = None, height: i
         ))
     widest = max((r["drafted"] for r in depth_counts(cands)), default=1)
     deepest = max((c.depth for c in cands), default=1)
-    assign(fig.layout.xaxis, dict(title="depth (0 = pending token)", dtick=1, range=[-0.9, deepest + 0.8],
-                                  showgrid=False, zeroline=False))
-    assign(fig.layout.yaxis, dict(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2]))
-    layout(fig, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
+    axes = dict(xaxis=dict(title=dict(text="depth (0 = pending token)"), dtick=1, range=[-0.9, deepest + 0.8],
+                           showgrid=False, zeroline=False),
+                yaxis=dict(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2]))
+    fig = layout({"data": data, "layout": axes}, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
     return label_room(fig, [label(trace.text_of(c.token)) for c in shown if c.depth == deepest],
                       [label(trace.text_of(pending_token(trace, i)))])
 

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from ..core import tree
 from ..traces.trace import Trace
 from .lookahead import window, window_cells
-from .style import COLORS, assign, layout
+from .style import COLORS, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -42,43 +42,49 @@ def why(trace: Trace, i: int) -> list[str]:
 
 
 def mask_figure(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> go.Figure:
+    return go.Figure(mask_spec(trace, i, selected, height))
+
+
+def mask_spec(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> dict:
+    """Step i's mask as plain plotly JSON (the player's frame; mask_figure wraps it for a page)."""
     z, rows, cols = mask_matrix(trace, i)
     colorscale = [[0, "#f4f4f4"], [0.5, COLORS["accepted"]], [1, "#9ecae1"]]
     hover = [[f"row {r} attends to {c}: {'yes' if v else 'no'}<br>{w}" for c, v in zip(cols, zrow)]
              for r, zrow, w in zip(rows, z, why(trace, i))]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0, zmax=2, colorscale=colorscale,
-        showscale=False, xgap=2, ygap=2, hovertext=hover, hoverinfo="text",
-    ))
+    heatmap = dict(type="heatmap", z=z, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0, zmax=2,
+                   colorscale=colorscale, showscale=False, xgap=2, ygap=2, hovertext=hover, hoverinfo="text")
+    fig = {"data": [heatmap], "layout": dict(
+        xaxis=dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45),
+        yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"))}
     if selected is not None:
         r = selected + 1  # row/column of node j is j+1 in the block, +1 more column for the band
         for x0, x1, y0, y1 in ((-0.5, len(cols) - 0.5, r - 0.5, r + 0.5), (r + 0.5, r + 1.5, -0.5, len(rows) - 0.5)):
-            fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, line=dict(color="black", width=3))
+            fig["layout"].setdefault("shapes", []).append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1,
+                                                line=dict(color="black", width=3)))
     if len(rows) > len(trace.steps[i].nodes) + 1:
-        _label_branches(fig, len(trace.steps[i].nodes), len(rows))
+        _label_branches(fig["layout"], len(trace.steps[i].nodes), len(rows))
         height = max(height, 26 * len(rows) + 130)  # a row per window token: keep the rows readable
-    assign(fig.layout.xaxis, dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45))
-    assign(fig.layout.yaxis, dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"))
     return layout(fig, height=height)
 
 
-def _label_branches(fig: go.Figure, n_nodes: int, n_rows: int) -> None:
+def _label_branches(lay: dict, n_nodes: int, n_rows: int) -> None:
     """Outline the two diagonal blocks of the combined mask; name each one in the blocked
     off-diagonal area beside it (the branches never see each other, so nothing is hidden)."""
+    note = dict(showarrow=False, bgcolor="rgba(255,255,255,0.85)")
+    lay.setdefault("shapes", [])
+    lay.setdefault("annotations", [])
     if n_nodes:  # block rows 1..n_nodes sit at y = 1..n_nodes and x = 2..n_nodes+1 (x = 0: the context band)
-        fig.add_shape(type="rect", x0=1.5, x1=n_nodes + 1.5, y0=0.5, y1=n_nodes + 0.5,
-                      line=dict(color="#1f77b4", width=2, dash="dash"))
-        fig.add_annotation(x=n_nodes + 1.7, y=(n_nodes + 1) / 2, text="◀ verification branch:<br>P + own prefix",
-                           showarrow=False, xanchor="left", font=dict(color="#1f77b4", size=11),
-                           bgcolor="rgba(255,255,255,0.85)")
+        lay["shapes"].append(dict(type="rect", x0=1.5, x1=n_nodes + 1.5, y0=0.5, y1=n_nodes + 0.5,
+                                  line=dict(color="#1f77b4", width=2, dash="dash")))
+        lay["annotations"].append(dict(note, x=n_nodes + 1.7, y=(n_nodes + 1) / 2, xanchor="left",
+                                       text="◀ verification branch:<br>P + own prefix",
+                                       font=dict(color="#1f77b4", size=11)))
     a = n_nodes + 1
-    fig.add_shape(type="rect", x0=a + 0.5, x1=n_rows + 0.5, y0=a - 0.5, y1=n_rows - 0.5,
-                  line=dict(color="#9467bd", width=2, dash="dash"))
-    text = "lookahead branch ▶<br>one trajectory per column"
+    lay["shapes"].append(dict(type="rect", x0=a + 0.5, x1=n_rows + 0.5, y0=a - 0.5, y1=n_rows - 0.5,
+                              line=dict(color="#9467bd", width=2, dash="dash")))
+    text, font = "lookahead branch ▶<br>one trajectory per column", dict(color="#9467bd", size=11)
     if n_nodes:
-        fig.add_annotation(x=a + 0.3, y=(a + n_rows - 1) / 2, text=text, showarrow=False, xanchor="right",
-                           font=dict(color="#9467bd", size=11), bgcolor="rgba(255,255,255,0.85)")
+        lay["annotations"].append(dict(note, x=a + 0.3, y=(a + n_rows - 1) / 2, text=text, xanchor="right", font=font))
     else:
-        fig.add_annotation(x=n_rows + 0.5, y=a - 0.5, text=text.replace("<br>", ": "), showarrow=False,
-                           xanchor="right", yanchor="bottom", font=dict(color="#9467bd", size=11),
-                           bgcolor="rgba(255,255,255,0.85)")
+        lay["annotations"].append(dict(note, x=n_rows + 0.5, y=a - 0.5, text=text.replace("<br>", ": "),
+                                       xanchor="right", yanchor="bottom", font=font))

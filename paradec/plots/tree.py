@@ -6,7 +6,7 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import COLORS, ORIGIN_LABELS, assign, layout
+from .style import COLORS, ORIGIN_LABELS, layout
 from .tokens import fmt, label
 
 ROOT, FINAL = "root", "final"
@@ -64,25 +64,28 @@ def _hover(trace: Trace, g: nx.DiGraph, v) -> str:
 
 
 def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> go.Figure:
+    return go.Figure(tree_spec(trace, i, selected, height))
+
+
+def tree_spec(trace: Trace, i: int, selected: int | None = None, height: int = 300) -> dict:
+    """Step i's draft tree as plain plotly JSON (the player's frame; tree_figure wraps it for a page)."""
     step = trace.steps[i]
     g = graph(trace, i)
     pos = positions(g)
     on_path = {ROOT, FINAL, *step.accepted}
-    fig = go.Figure()
+    data = []
     styles: dict[tuple[bool, bool], tuple[list, list]] = {}  # one trace per edge style (None breaks the line)
     for a, b in g.edges:
         xs, ys = styles.setdefault((a in on_path and b in on_path, b == FINAL), ([], []))
         xs += [pos[a][0], pos[b][0], None]
         ys += [pos[a][1], pos[b][1], None]
     for (hot, final), (xs, ys) in styles.items():
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
-            line=dict(color=COLORS["accepted"] if hot else "#bbbbbb", width=5 if hot else 2,
-                      dash="dot" if final else "solid"),
-        ))
+        data.append(dict(type="scatter", x=xs, y=ys, mode="lines", hoverinfo="skip", showlegend=False,
+                         line=dict(color=COLORS["accepted"] if hot else "#bbbbbb", width=5 if hot else 2,
+                                   dash="dot" if final else "solid")))
     verts = list(g.nodes)
-    fig.add_trace(go.Scatter(
-        x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
+    data.append(dict(
+        type="scatter", x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
         text=[label(trace.text_of(g.nodes[v]["token"])) for v in verts], textposition="top center",
         cliponaxis=False,  # the top leaf's label stands over the plot area when its node is the big selected one
         hovertext=[_hover(trace, g, v) for v in verts], hoverinfo="text", showlegend=False,
@@ -96,6 +99,6 @@ def tree_figure(trace: Trace, i: int, selected: int | None = None, height: int =
     ))
     ys = [y for _, y in pos.values()]
     height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
-    assign(fig.layout.xaxis, dict(title="depth (0 = pending token)", dtick=1, zeroline=False, showgrid=False))
-    assign(fig.layout.yaxis, dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
-    return layout(fig, height=height)
+    axes = dict(xaxis=dict(title=dict(text="depth (0 = pending token)"), dtick=1, zeroline=False, showgrid=False),
+                yaxis=dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
+    return layout({"data": data, "layout": axes}, height=height)
