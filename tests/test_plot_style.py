@@ -1,9 +1,14 @@
 """The shared figure look (paradec.plots.style): legends off the title, no text under 11 px, token text in a
 heatmap cell only as much as fits. The browser test (tests/ui_page_checks.js) checks the drawn result."""
+import json
+
 import plotly.graph_objects as go
+import pytest
 
 from paradec.plots import jacobi, style
 from tests.test_plots import jacobi_trace
+
+from helpers import ROOT
 
 
 def test_a_legend_stands_under_the_plot_in_room_kept_for_it():
@@ -51,3 +56,21 @@ def test_assign_merges_like_plotly_update():
     style.assign(fast.layout, values)
     assert fast.to_plotly_json() == slow.to_plotly_json()
     assert fast.layout.title.text == "kept" and fast.layout.title.font.color == "red"  # merged, not replaced
+
+
+@pytest.mark.parametrize("name", ["eagle3-greedy", "lookahead-greedy"])
+def test_a_player_figure_built_as_plain_json_is_what_plotly_would_send(name):
+    """The player's figures skip plotly's objects: the JSON the browser gets is the same as through them."""
+    from paradec.plots.eagle import growth_spec
+    from paradec.plots.mask import mask_spec
+    from paradec.plots.tree import tree_spec
+    from paradec.traces.trace import Trace
+    from ui.stage import fig_json
+
+    trace = Trace.load(ROOT / "assets" / "traces" / f"{name}.json")
+    for i in range(len(trace.steps)):
+        specs = [tree_spec(trace, i), mask_spec(trace, i, 0 if trace.steps[i].nodes else None)]
+        specs += [growth_spec(trace, i)] if name.startswith("eagle") else []
+        for spec in specs:
+            as_plain = json.dumps(fig_json(spec), sort_keys=True)
+            assert as_plain == json.dumps(fig_json(go.Figure(spec)), sort_keys=True)
