@@ -9,6 +9,7 @@ import json
 import sys
 
 from . import catalog, methods
+from .cpu.kernels import KernelError
 from .data import SPECBENCH
 from .traces import files
 from .traces.trace import TraceError
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             _check_address(args.host)  # before loading models, and not as uvicorn's log and exit 3
             return serve_command(args)
         return _bench(args)
-    except (methods.InputError, TraceError, PresetError, _model_error()) as e:
+    except (methods.InputError, TraceError, PresetError, KernelError, _model_error()) as e:
         return _error(str(e))
     except files.StdoutError as e:
         return _error(e.strerror)

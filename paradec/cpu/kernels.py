@@ -4,11 +4,16 @@
 Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, ~65 s on 2 cores) into
 paradec's cache folder, keyed by the sources, torch's version and the CPU, then loaded in a second.
 `python -m paradec.cpu.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
-path runs on torch's own matrix products instead, and `why_not()` says why."""
+path runs on torch's own matrix products instead, and `why_not()` says why.
+
+PARADEC_KERNEL, read here only, says whether the kernel must be there: auto (the default) builds it and falls
+back to torch's products when it cannot; require makes a failed build an error (make test and CI: a test of
+the kernel that cannot run fails rather than passing without testing it); off never builds it."""
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import platform
 import sys
 import threading
@@ -21,6 +26,21 @@ SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "module.cpp")
 # OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.
 BUILDS = (("", ["-O3", "-march=native", "-fopenmp"], ["-fopenmp"]), ("_serial", ["-O3", "-march=native"], []))
 _building = threading.Lock()  # one build at a time: two sessions of the app may ask at once
+COMPLAINTS = ("error:", "not found", "no such file")  # a compiler's, a missing compiler's (dash, bash)
+SWITCH = "PARADEC_KERNEL"
+MODES = ("auto", "require", "off")
+
+
+class KernelError(RuntimeError):
+    """PARADEC_KERNEL=require and the kernel cannot be built, or PARADEC_KERNEL is none of MODES (one line)."""
+
+
+def mode() -> str:
+    """PARADEC_KERNEL's value, auto when unset; read at each use, so a test can set it for one call."""
+    value = os.environ.get(SWITCH, "").strip() or "auto"
+    if value not in MODES:
+        raise KernelError(f"{SWITCH}={value[:40]!r} is none of {', '.join(MODES)}")
+    return value
 
 
 def _cpu() -> str:
@@ -44,10 +64,16 @@ def _name() -> str:
     return f"paradec_small_gemm_{digest[:12]}"
 
 
-@functools.lru_cache(maxsize=1)
 def kernel():
-    """The loaded extension (pack, linear), or None when it cannot be built here; built at most once."""
-    return _load()[0]
+    """The loaded extension (pack, linear), built at most once; None under PARADEC_KERNEL=off, or when it cannot
+    be built here under auto. Under require a failed build raises KernelError, naming why."""
+    chosen = mode()
+    if chosen == "off":
+        return None
+    loaded, why = _load()
+    if loaded is None and chosen == "require":
+        raise KernelError(f"{SWITCH}=require and paradec's C++ kernel cannot be built here: {why}")
+    return loaded
 
 
 @functools.lru_cache(maxsize=1)
@@ -66,20 +92,32 @@ def _load():
                 return load(name, [str(p) for p in SOURCES], extra_cflags=cflags, extra_ldflags=ldflags,
                             build_directory=str(folder), verbose=False), ""
             except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the next, or torch's own products
-                why = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200] if str(e).strip() else ''}"
+                why = _why(e)
     return None, why
+
+
+def _why(e: Exception) -> str:
+    """A failed build in one line: the first complaint in ninja's log (a missing compiler, a compile error),
+    which its last line ("build stopped: subcommand failed") does not name; else the last line."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()] or [""]
+    said = next((line for line in lines if any(m in line.lower() for m in COMPLAINTS)), lines[-1])
+    return f"{type(e).__name__}: {said[:200]}"
 
 
 def why_not() -> str:
     """Why the kernel is not available ("" when it is)."""
-    return _load()[1]
+    return f"{SWITCH}=off" if mode() == "off" else _load()[1]
 
 
 def main() -> int:
     import torch
 
     t0 = time.perf_counter()
-    k = kernel()
+    try:
+        k = kernel()
+    except KernelError as e:
+        print(f"paradec.cpu.kernels: {e}", file=sys.stderr)
+        return 1
     if k is None:
         print(f"paradec.cpu.kernels: not built ({why_not()}); the fast CPU path uses torch's matrix products",
               file=sys.stderr)
