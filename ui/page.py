@@ -2,6 +2,7 @@
 A new method adds a page file that calls method_page with its own text and widgets."""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import streamlit as st
@@ -14,6 +15,8 @@ from .share import share
 from .sidebar import current
 from .sidebar import recorded as recorded_note
 from .stage import Extra
+
+PROGRESS_S = 1.0  # seconds between two redraws of a live run's progress bar
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
@@ -140,13 +143,14 @@ def _ar(key: live.Key) -> live.Key | None:
 
 
 def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trace:
-    """live.run(key) under a progress bar, redrawn at most every 20 %: each redraw is a message the browser
-    draws, on the cores a live run decodes on when both share a machine."""
-    bar, shown = st.progress(0.0, text=f"{doing}…"), [-1.0]
+    """live.run(key) under a progress bar, redrawn at most once a second: each redraw is a message the browser
+    draws, on the cores a live run decodes on when both share a machine (a redraw every 20 % slowed a
+    two-second run by a third). A run that waits for its turn says so at once."""
+    bar, last = st.progress(0.0, text=f"{doing}…"), [time.perf_counter()]
 
     def progress(f: float, text: str | None = None) -> None:
-        if text or f >= shown[0] + 0.2:
-            shown[0] = f
+        if text or time.perf_counter() >= last[0] + PROGRESS_S:
+            last[0] = time.perf_counter()
             bar.progress(f, text=text or f"{doing}… {f:.0%}")
 
     trace = live.run(key, progress, beside)
