@@ -158,3 +158,15 @@ def test_timeline_lanes_follow_the_run(models):  # noqa: F811
         assert s["drafting during verify (ms)"] == round(sum(v["end"] - v["start"] for v in worker))
         fig = timeline.gantt_figure(trace, "t", range(0, 3), until_ms=timeline.end_ms(trace, range(0, 3)))
         assert {b.name for b in fig.data} >= {"verify pass"}
+
+
+def test_no_worker_outlives_its_run(models):  # noqa: F811
+    """The last round's worker bets on an outcome the run already knows: the run's end stops and joins it,
+    whether the run finished or its reader stopped after one step."""
+    before = threading.active_count()
+    list(decode(models["target"], build(Mirror, models["other"], k=3, bets=4), [3, 4, 5], 12, Sampler()))
+    assert threading.active_count() == before
+    steps = decode(models["target"], build(Mirror, models["other"], k=3, bets=4), [3, 4, 5], 12, Sampler())
+    next(steps)
+    steps.close()
+    assert threading.active_count() == before

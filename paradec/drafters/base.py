@@ -40,6 +40,9 @@ class Drafter:
     def begin(self, prompt_ids: list[int]) -> None:
         """A new run starts from these prompt tokens."""
 
+    def end(self) -> None:
+        """The run is over (done, or its consumer stopped reading): let go of what begin() started."""
+
     def propose(self, ctx: list[int], sampler: Sampler, gen: torch.Generator | None) -> Draft:
         """ctx = every committed token, the pending one (ctx[-1]) included."""
         return Draft()

@@ -74,6 +74,13 @@ class Mirror(ChainDrafter):
         return Draft(tokens=tokens, parents=chain_parents(len(tokens)), q=[q.to(self.target_device) for q in qs],
                      forwards=len(tokens), record=self.rule.record(len(tokens), records.Mirror, **bet))
 
+    def end(self):
+        """The last round's worker is still betting on an outcome already known: stop it and wait for it."""
+        if self.job is not None:
+            self.job.outcome = self.last
+            self.job.thread.join()
+            self.job = None
+
     def commit(self, ctx, draft, accepted, verified):
         super().commit(ctx, draft, accepted, verified)
         self.last = (len(accepted), ctx[-1])  # the outcome: the worker stops betting on others
