@@ -144,7 +144,7 @@ async () => {
     const onStep = new MutationObserver(() => changes.push([performance.now(), step()]));
     onStep.observe(player.querySelector(".pd-step-label"), {childList: true, characterData: true, subtree: true});
     player.querySelector(".pd-play").click();
-    for (const t0 = performance.now(); performance.now() - t0 < 2750 && step() < n;) {
+    for (const t0 = performance.now(); performance.now() - t0 < 2000 && step() < n;) {
       await sleep(50);
       seen.push([label(), step()]);
     }
