@@ -64,7 +64,7 @@ def time_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
     fig = go.Figure([
         go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name="draft",
                marker_color=COLORS["resampled"]),
-        go.Bar(y=names, x=[v for _, v in ms], orientation="h", name="verify (target pass)",
+        go.Bar(y=names, x=[v for _, v in ms], orientation="h", name="verify (target)",
                marker_color=COLORS["bonus"]),
     ])
     fig.update_layout(barmode="stack")

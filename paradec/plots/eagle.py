@@ -240,9 +240,9 @@ def time_split_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
     per_token = {m: max(1, traces[m].new_tokens) for m in names}
     fig = go.Figure([
         go.Bar(y=names, x=[sum(s.draft_ms for s in traces[m].steps) / per_token[m] for m in names], orientation="h",
-               name="draft (head passes)", marker_color=COLORS["resampled"]),
+               name="draft (head)", marker_color=COLORS["resampled"]),
         go.Bar(y=names, x=[sum(s.verify_ms for s in traces[m].steps) / per_token[m] for m in names], orientation="h",
-               name="verify (target pass)", marker_color=COLORS["bonus"]),
+               name="verify (target)", marker_color=COLORS["bonus"]),
     ])
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="ms / token")
