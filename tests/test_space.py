@@ -73,7 +73,7 @@ def test_dockerignore_keeps_the_venv_and_git_out():
 
 @pytest.mark.slow
 def test_install_script_builds_a_working_venv(tmp_path):
-    """A fresh venv from the script alone (about two minutes: torch is unpacked again)."""
+    """A fresh venv from the script alone (about a minute: torch is unpacked again), paradec in it editable."""
     venv = tmp_path / "venv"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_INDEX", "VIRTUAL_ENV")}
     r = subprocess.run(["bash", str(ROOT / INSTALL), str(venv)], env={**env, "PYTHON": sys.executable},
@@ -84,3 +84,7 @@ def test_install_script_builds_a_working_venv(tmp_path):
     r = subprocess.run([str(venv / "bin" / "python"), "-c", check], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+    # installed editable: the command works from any folder
+    r = subprocess.run([str(venv / "bin" / "paradec"), "--help"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and "run" in r.stdout and "bench" in r.stdout, r.stderr[-3000:]
