@@ -193,8 +193,6 @@ def shown(value, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-
-
 def _split(pair: str) -> tuple[str, str]:
     key, sep, value = pair.partition("=")
     if not sep or not key:

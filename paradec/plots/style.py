@@ -62,8 +62,8 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "belo
     fig: a go.Figure, or a figure as plain JSON ({"data": [...], "layout": {...}}), which the player's
     figures are: built as dicts, they skip plotly's validation, six times the cost of the figure itself."""
     plain = isinstance(fig, dict)
-    data = fig["data"] if plain else [t.to_plotly_json() for t in fig.data]
-    patch = _compact(data, fig["layout"] if plain else fig.layout.to_plotly_json(), title, height, legend)
+    data, lay = (fig["data"], fig["layout"]) if plain else _read(fig)
+    patch = _compact(data, lay, title, height, legend)
     if plain:
         merge(fig["layout"], patch)
     else:
@@ -73,6 +73,16 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "belo
         if t.get("type") == "bar" and t.get("textposition") == "outside":
             traces[k]["cliponaxis"] = False
     return fig
+
+
+def _read(fig) -> tuple[list[dict], dict]:
+    """What layout() reads of a go.Figure, as plain JSON would hold it, without to_plotly_json's deep copy of
+    every trace's arrays."""
+    data = [{"type": t.type, "showlegend": t.showlegend, "textposition": getattr(t, "textposition", None)}
+            for t in fig.data]
+    axes = {name: {"title": {"text": fig.layout[name].title.text}, "type": fig.layout[name].type,
+                   "dtick": fig.layout[name].dtick} for name in ("xaxis", "yaxis")}
+    return data, {"showlegend": fig.layout.showlegend, **axes}
 
 
 def _compact(data: list[dict], lay: dict, title: str | None, height: int, legend: str) -> dict:
