@@ -1,7 +1,7 @@
 """EAGLE-1/2/3: greedy equality with AR (random heads of both versions, static and dynamic
 trees), the dynamic tree's expansion and reranking on a hand-computed example, the head's
-offsets (an oracle-like head is accepted), official checkpoint layouts, and lossless
-sampling. Tiny random models, one thread."""
+offsets (an oracle-like head is accepted), official checkpoint layouts and the shipped heads,
+deeper heads (every layer's cache), and lossless sampling. Tiny random models, one thread."""
 import json
 
 import pytest
@@ -33,9 +33,9 @@ def target():
     return model
 
 
-def random_head(target, version, seed=0, vocab=None):
+def random_head(target, version, seed=0, vocab=None, layers=1):
     ids = torch.arange(V) if version == 3 else vocab
-    head = eagle_head.EagleHead(target.config, version, ids)
+    head = eagle_head.EagleHead(target.config, version, ids, layers)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for p in head.parameters():
@@ -73,9 +73,21 @@ def test_greedy_equals_ar(target, ar_tokens, tmp_path, cls, kw):
         assert tree.is_path([n.parent for n in s.nodes], s.accepted)
 
 
-def test_round_trip_keeps_the_outputs(target, tmp_path):
-    head = random_head(target, 3)
+@pytest.mark.parametrize("cls", [Eagle2, Eagle3])
+def test_a_deeper_head_gives_ars_tokens(target, ar_tokens, tmp_path, cls):
+    """Two decoder layers, each with its own cache, cropped after every step."""
+    head = saved(random_head(target, cls.version, layers=2), target, tmp_path)
+    drafter = build(cls, target, head=head)
+    tokens, steps = generate(target, drafter)
+    assert tokens == ar_tokens and len(drafter.head.layers) == 2
+    assert all(len(s.nodes) > 0 for s in steps[1:])
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_round_trip_keeps_the_outputs(target, tmp_path, layers):
+    head = random_head(target, 3, layers=layers)
     loaded, meta = eagle_head.load(saved(head, target, tmp_path))
+    assert len(loaded.layers) == layers and meta["num_head_layers"] == layers
     gen = torch.Generator().manual_seed(0)
     feats, emb = torch.randn(1, 5, 3 * H, generator=gen), torch.randn(1, 5, H, generator=gen)
     pos = torch.arange(5)[None]
@@ -83,15 +95,29 @@ def test_round_trip_keeps_the_outputs(target, tmp_path):
     assert meta["test"] and torch.allclose(a, b, atol=1e-4, rtol=1e-4)
 
 
-def test_cached_steps_match_one_pass(target):
-    """Feeding entries one at a time through the cache equals one causal pass."""
-    head = random_head(target, 1)
-    feats, emb, pos = torch.randn(1, 6, H), torch.randn(1, 6, H), torch.arange(6)[None]
-    whole = head(feats, emb, pos)
-    cache = eagle_head.HeadCache()
-    parts = [head(feats[:, :3], emb[:, :3], pos[:, :3], cache=cache)]
-    parts += [head(feats[:, i : i + 1], emb[:, i : i + 1], pos[:, i : i + 1], cache=cache) for i in range(3, 6)]
+@pytest.mark.parametrize("version,layers", [(1, 1), (1, 2), (3, 2), (3, 3)])
+def test_cached_steps_match_one_pass(target, version, layers):
+    """As the drafter feeds the head (inference mode: the extension's path): context entries through the cache,
+    a few at a time, then three tree nodes under a tree mask, equal one pass from scratch over the whole
+    sequence under the same mask, in every layer's cache; so does a node fed again after the nodes are cropped."""
+    head = random_head(target, version, layers=layers)
+    width = 3 * H if version == 3 else H
+    gen = torch.Generator().manual_seed(1)
+    feats, emb = torch.randn(1, 9, width, generator=gen), torch.randn(1, 9, H, generator=gen)
+    pos = torch.tensor([[0, 1, 2, 3, 4, 5, 6, 6, 7]])  # entries 6 and 7: siblings; 8: a child of 6
+    mask = torch.ones(9, 9, dtype=torch.bool).tril()
+    mask[7, 6] = mask[8, 7] = False
+    with torch.inference_mode():
+        whole = head(feats, emb, pos, mask[None, None])
+        cache = eagle_head.HeadCache()
+        parts = [head(feats[:, :3], emb[:, :3], pos[:, :3], cache=cache)]
+        parts += [head(feats[:, i : i + 1], emb[:, i : i + 1], pos[:, i : i + 1], cache=cache) for i in range(3, 6)]
+        parts.append(head(feats[:, 6:], emb[:, 6:], pos[:, 6:], mask[None, None, 6:], cache))
+        assert len(cache) == 9 and len(cache.kv) == layers
+        cache.crop(6)
+        again = head(feats[:, 7:8], emb[:, 7:8], pos[:, 7:8], cache=cache)
     assert torch.allclose(torch.cat(parts, dim=1), whole, atol=1e-4, rtol=1e-4)
+    assert torch.allclose(again, whole[:, 7:8], atol=1e-4, rtol=1e-4)
 
 
 class FixedScores(Eagle2):
@@ -178,6 +204,22 @@ def test_official_layouts_load(target, tmp_path):
         feats = torch.randn(1, 3, 3 * H if version == 3 else H)
         args = (feats, torch.randn(1, 3, H), torch.arange(3)[None])
         assert torch.allclose(loaded(*args), head(*args), atol=1e-5)
+
+
+def test_shipped_one_layer_heads_load_and_a_wrong_depth_is_refused(target, tmp_path):
+    """The shipped heads' configs say no depth: one layer, the official names, loaded strictly. A config whose
+    depth the weights do not hold is refused before any layer is built."""
+    from paradec.drafters.eagle import SHIPPED
+
+    for version, folder in SHIPPED.items():
+        head, meta = eagle_head.load(folder)
+        assert head.version == version and len(head.layers) == 1 and "num_head_layers" not in meta
+    folder = tmp_path / "h"
+    saved(random_head(target, 1), target, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "num_head_layers": 10**6}))
+    with pytest.raises(ValueError, match="num_head_layers 1000000, the weights hold 1"):
+        eagle_head.load(folder)
 
 
 def test_fused_layers_are_what_eagle3_reads(target, tmp_path):

@@ -1,4 +1,4 @@
-"""EAGLE-1, -2 and -3 (Li et al.): a one-layer head drafts a tree at the feature level.
+"""EAGLE-1, -2 and -3 (Li et al.): a head of one decoder layer (or a few) drafts a tree at the feature level.
 
 Offsets. Head entry t reads (feature f_t, token x_{t+1}) and its output predicts x_{t+2}.
 After a verify pass the target has given the features of the pending token and of every

@@ -9,7 +9,8 @@ EAGLE-1 weight 0.1, EAGLE-3 the whole loss).
 EAGLE-3's training-time test: after the first pass the head is unrolled `ttt` times on its
 own outputs, as it drafts: step j at origin t reads (its step j-1 output, token_{t+j}) at
 position t + j - 1 and attends to the true-feature entries up to t (step 1's keys) and to
-its own earlier steps at the same origin (the diagonal of each earlier step's keys)."""
+its own earlier steps at the same origin (the diagonal of each earlier step's keys). A head of
+several decoder layers (`--layers`) does so in every layer, each over its own keys."""
 from __future__ import annotations
 
 import sys
@@ -50,19 +51,20 @@ def split_rows(shards: list[dict], version: int) -> tuple[list[dict], list[dict]
     return rows, held
 
 
-def init_head(target, version: int, ids: torch.Tensor) -> EagleHead:
-    """fc passes the (high) feature through and the layer's output projections start at zero,
+def init_head(target, version: int, ids: torch.Tensor, layers: int = 1) -> EagleHead:
+    """fc passes the (high) feature through and every layer's output projections start at zero,
     so the untrained head is the identity on features; EAGLE-3's norm and LM head start as the
     target's final norm and its LM-head rows for the subset."""
     cfg, H = target.config, target.config.hidden_size
-    head = EagleHead(cfg, version, ids)
+    head = EagleHead(cfg, version, ids, layers)
     with torch.no_grad():
         head.fc.weight.zero_()
         head.fc.weight[:, -H:] = torch.eye(H)
         if head.fc.bias is not None:
             head.fc.bias.zero_()
-        head.layer.self_attn.o_proj.weight.zero_()
-        head.layer.mlp.down_proj.weight.zero_()
+        for layer in head.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
         if version == 3:
             head.norm.weight.copy_(target.model.norm.weight)
             head.lm_head.weight.copy_(target.get_output_embeddings().weight[ids])
@@ -105,10 +107,10 @@ def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float,
         with torch.no_grad():  # the target's embeddings are frozen
             emb = embed(tok[:, j:])
         mask = torch.cat([diag[..., :n, :n], causal[..., :n, :]] + [d[..., :n, :n] for d in [diag] * (j - 2)], dim=-1)
-        rec = []
-        out = head(h[:, :n], emb, pos[:, :n] + j - 1, mask if j > 1 else causal[..., :n, :n], extra_kv=[
-            (k[:, :, :n] if i else k, v[:, :, :n] if i else v) for i, (k, v) in enumerate(kvs)] or None, record=rec)
-        kvs.append(rec[0])
+        rec = []  # this step's (k, v) of every layer
+        out = head(h[:, :n], emb, pos[:, :n] + j - 1, mask if j > 1 else causal[..., :n, :n],
+                   extra_kv=_earlier(kvs, n), record=rec)
+        kvs.append(rec)
         target = final[:, j:]  # f at t + j: its LM-head row scores are the target's p there
         ok = valid[:, j:] & valid[:, :n]
         w = torch.where(b["answer"][:, j:], 1.0, prompt_weight) * ok
@@ -126,18 +128,25 @@ def loss_of(head, b: dict, embed, rows, steps: int, prompt_weight: float,
     return total, stats
 
 
+def _earlier(kvs: list[list], n: int) -> list[list] | None:
+    """The earlier steps' per-layer (k, v) as step j attends to them: step 1's whole (the context, causal),
+    the later ones' first n (their diagonal: origin t's own chain)."""
+    return [[(k[:, :, :n], v[:, :, :n]) if s else (k, v) for k, v in step] for s, step in enumerate(kvs)] or None
+
+
 def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int = 4096, ttt: int = 3,
           batch: int = 4, crop: int = 192, lr: float = 1e-3, seed: int = 0, prompt_weight: float = 0.5,
-          checkpoint=None, log=None, baseline: tuple[str, EagleHead] | None = None):
+          checkpoint=None, log=None, baseline: tuple[str, EagleHead] | None = None, layers: int = 1):
     """-> (head, facts). The held-out agreement (draft argmax = target argmax, per unrolled step, summed)
     is measured every EVAL_EVERY steps on up to EVAL_ROWS held-out rows, and the best state kept.
-    `baseline`: (its folder, a head of the same version, e.g. the shipped one), scored on the same rows."""
+    `baseline`: (its folder, a head of the same version, e.g. the shipped one), scored on the same rows;
+    `layers`: the head's decoder layers."""
     torch.manual_seed(seed)
     unroll = ttt if version == 3 else 1
     rows, held = split_rows(shards, version)
     ids = frequent_tokens(torch.cat([r["tokens"][r["answer"]] for r in rows]), vocab)
     device = target.device
-    head = init_head(target, version, ids.to(device)).to(device)
+    head = init_head(target, version, ids.to(device), layers).to(device)
     lm_rows = lm_head_rows(target, ids)
     embed = target.get_input_embeddings()
     before = evaluate(head, held, embed, lm_rows, max(unroll, 3))
@@ -156,8 +165,8 @@ def train(target, shards: list[dict], version: int, steps: int = 600, vocab: int
         (log or to_stderr)(f"eagle{version}: {baseline[0]} scores {score:.4f} held-out")
     res = fit(head, loss, plan, lambda: sum(evaluate(head, sample, embed, lm_rows, max(unroll, 3))), log,
               name=f"eagle{version}")
-    facts = {"version": version, "vocab": len(ids), "steps": steps, "kept_step": res.best_step, "ttt": unroll,
-             "batch": batch, "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight,
+    facts = {"version": version, "layers": layers, "vocab": len(ids), "steps": steps, "kept_step": res.best_step,
+             "ttt": unroll, "batch": batch, "crop": crop, "lr": lr, "seed": seed, "prompt_weight": prompt_weight,
              "rows": len(rows), "heldout_rows": len(held),
              "answer_tokens": int(sum(int(r["answer"].sum()) for r in rows)), "seconds": round(res.seconds),
              "device": "the CPU" if device.type == "cpu" else str(device),
@@ -197,6 +206,7 @@ def add_parser(sub) -> None:
     add_data_args(t)
     t.add_argument("--steps", type=int, default=600)
     t.add_argument("--vocab", type=int, default=4096, help="V': the draft vocabulary (most frequent answer tokens)")
+    t.add_argument("--layers", type=int, default=1, help="decoder layers in the head (the official heads: 1)")
     t.add_argument("--ttt", type=int, default=3, help="EAGLE-3: unrolled steps of training-time test")
     t.add_argument("--batch", type=int, default=4, help="rows per step")
     t.add_argument("--crop", type=int, default=192, help="tokens per row per step")
@@ -229,7 +239,7 @@ def command(args, argv) -> int:
     shards = shards_of(args, ("hidden", "fuse") if args.version == 3 else ("hidden",))
     out = Path(args.out or SHIPPED[args.version])
     head, facts = train(target.model, shards, args.version, args.steps, args.vocab, args.ttt, args.batch, args.crop,
-                        args.lr, args.seed, args.prompt_weight, out / CHECKPOINT, baseline=baseline)
+                        args.lr, args.seed, args.prompt_weight, out / CHECKPOINT, baseline=baseline, layers=args.layers)
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)
     shown = published(data)
@@ -241,11 +251,12 @@ def command(args, argv) -> int:
 
 def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> str:
     v = facts["version"]
-    what = ("fc over [embedding, final feature] (2H -> H) and one Llama decoder layer; it scores the "
+    depth = "one Llama decoder layer" if facts["layers"] == 1 else f"{facts['layers']} Llama decoder layers"
+    what = (f"fc over [embedding, final feature] (2H -> H) and {depth}; it scores the "
             f"{facts['vocab']} most frequent answer tokens with those rows of the target's LM head (not stored)"
             if v == 1 else
-            "fc fusing the target's low, middle and high layer features (3H -> H), one decoder layer over "
-            f"[norm(embedding), norm(feature)], a final norm and its own LM head over a {facts['vocab']}-token draft "
+            f"fc fusing the target's low, middle and high layer features (3H -> H), {depth} (the first over "
+            f"[norm(embedding), norm(feature)]), a final norm and its own LM head over a {facts['vocab']}-token draft "
             "vocabulary (vocab_ids: draft id -> target id)")
     loss = ("smooth-L1 to the target's next feature + 0.1 x cross-entropy to the target's soft p (over V')"
             if v == 1 else
@@ -259,7 +270,7 @@ def card(facts: dict, data: str, manifest: dict, target: str, command: str) -> s
              "no Spec-Bench held-out prompt (question_id % 4 == 1, the ones `bench --split heldout` runs) "
              "is in the data",
              f"- loss: {loss}; answer positions weight 1, prompt positions {facts['prompt_weight']}",
-             "- init: fc passes the feature through, the layer's output projections at zero (the identity)"
+             "- init: fc passes the feature through, every layer's output projections at zero (the identity)"
              + ("; norm and LM head from the target's" if v == 3 else ""),
              f"- steps: {facts['steps']} (batch {facts['batch']} rows x {facts['crop']} tokens), "
              f"AdamW lr {facts['lr']} (warm-up, cosine), seed {facts['seed']}; "
