@@ -32,6 +32,14 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     if title:
         st.title(title)
     presenter.notice(notice)
+    # A fragment: a live run (its button), a new parameter or an import redraws this method's part of the page,
+    # not the panels a view adds under it (they do not depend on it); the browser draws less, and sooner.
+    st.fragment(lambda: _method(method, intro, how, params, draft, analytic_k, panels, extra, more))()
+
+
+def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft: Callable[[], str | None],
+            analytic_k: Callable[[Trace], int | None], panels: Panels | None,
+            extra: Extra | Callable[[Trace], Extra], more: str) -> None:
     about = st.container()  # the intro, above the buttons (in presenter mode, behind one of them)
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
     classroom.note()
@@ -123,12 +131,15 @@ def _live(method: str, params: dict, draft_spec: str | None, where) -> tuple[Tra
     s = current()
     try:
         key = live.key(s, method, params, draft_spec)
-        trace = live.cached(key)
-        if trace is None and where.button("Run live on these settings", type="primary", key=f"{method}.run",
-                                          icon=":material/play_circle:"):
-            trace = _with_bar(key, "decoding, then AR on the same settings", beside=_ar(key))
     except live.errors() as e:
         st.error(str(e))
+        return None
+    trace, failed = live.cached(key), st.session_state.pop(f"{method}.failed", None)
+    if trace is None:
+        where.button("Run live on these settings", type="primary", key=f"{method}.run",
+                     icon=":material/play_circle:", on_click=_run, args=(method, key))
+    if failed:
+        st.error(failed)
         return None
     if trace is None:
         st.info("Live mode: press **Run live** to decode with the sidebar and parameter settings. "
@@ -137,24 +148,35 @@ def _live(method: str, params: dict, draft_spec: str | None, where) -> tuple[Tra
     return trace, key
 
 
+def _run(method: str, key: live.Key) -> None:
+    """The button's callback: the run and its AR baseline decode before the page reruns, so that the browser has
+    nothing to draw meanwhile (it drew the rerun's first elements on the cores the decode ran on, a quarter
+    slower). Its progress bar stands at the top of the page while it lasts; the rerun finds the traces cached."""
+    try:
+        _with_bar(key, "decoding, then AR on the same settings", beside=_ar(key))
+    except live.errors() as e:
+        st.session_state[f"{method}.failed"] = str(e)
+
+
 def _ar(key: live.Key) -> live.Key | None:
     """The AR run a live run is timed against: the same model, prompt and sampling."""
     return None if key.method == "ar" else key._replace(method="ar", params="{}", draft=None)
 
 
 def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trace:
-    """live.run(key) under a progress bar, redrawn at most once a second: each redraw is a message the browser
-    draws, on the cores a live run decodes on when both share a machine (a redraw every 20 % slowed a
-    two-second run by a third). A run that waits for its turn says so at once."""
-    bar, last = st.progress(0.0, text=f"{doing}…"), [time.perf_counter()]
+    """live.run(key) under a progress bar that appears after PROGRESS_S and is redrawn at most once a second
+    after: each redraw is a message the browser draws, on the cores a live run decodes on when both share a
+    machine (a redraw every 20 % slowed a two-second run by a third), so a run shorter than that draws none.
+    A run that waits for its turn says so at once."""
+    where, bar, last = st.empty(), [None], [time.perf_counter()]
 
     def progress(f: float, text: str | None = None) -> None:
         if text or time.perf_counter() >= last[0] + PROGRESS_S:
             last[0] = time.perf_counter()
-            bar.progress(f, text=text or f"{doing}… {f:.0%}")
+            bar[0] = (bar[0] or where).progress(f, text=text or f"{doing}… {f:.0%}")
 
     trace = live.run(key, progress, beside)
-    bar.empty()
+    where.empty()
     return trace
 
 
