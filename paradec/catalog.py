@@ -83,6 +83,9 @@ EAGLE_DYNAMIC = (
           label="top_k (expanded per depth)", tune=(2, 3, 4, 6, 8)),
     Param("total_tokens", int, 11, "candidates kept for the verify pass (12 rows: one register block on a CPU)",
           1, 256, sized=True, label="total_tokens (verified)", tune=(4, 6, 8, 11, 16, 24, 32, 48, 64)),
+    Param("lookup", int, 0, "the most tokens a prompt-lookup branch (what followed the last n-gram's earlier "
+          "occurrence) adds beside the tree, verified in the same pass; 0: none", 0, 64,
+          label="prompt-lookup branch (tokens)", tune=(0, 4, 8)),
     *_rule(0.3),
 )
 

@@ -83,6 +83,23 @@ def test_a_deeper_head_gives_ars_tokens(target, ar_tokens, tmp_path, cls):
     assert all(len(s.nodes) > 0 for s in steps[1:])
 
 
+@pytest.mark.parametrize("cls", [Eagle2, Eagle3])
+def test_a_prompt_lookup_branch_keeps_ars_tokens(target, tmp_path, cls):
+    """The copied branch is verified with the tree: on a prompt that repeats itself, some steps accept its own
+    nodes (after the head's), and every step's tokens are still AR's."""
+    prompt = PROMPT * 3
+    ar = [t for s in decode(target, Drafter(), prompt, 30, GREEDY, None) for t in s.tokens]
+    head = saved(random_head(target, cls.version), target, tmp_path)
+    steps = list(decode(target, build(cls, target, head=head, lookup=6), prompt, 30, GREEDY, None))
+    assert [t for s in steps for t in s.tokens] == ar
+    own = [s for s in steps if s.record.looked_up and any(
+        n >= sum(c.kept for c in s.record.drafted or ()) for n in s.accepted)]
+    assert own, "no step accepted a copied token the head had not drafted"
+    for s in steps:
+        assert tree.is_path([n.parent for n in s.nodes], s.record.looked_up)
+        assert len(s.record.draft_q) == len(s.nodes)
+
+
 @pytest.mark.parametrize("layers", [1, 2])
 def test_round_trip_keeps_the_outputs(target, tmp_path, layers):
     head = random_head(target, 3, layers=layers)

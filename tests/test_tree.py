@@ -78,3 +78,20 @@ def test_mask_rows_of_a_chain_is_causal():
     rows = tree.mask_rows([-1, 0, 1])
     assert rows == [[j <= i for j in range(4)] for i in range(4)]
     assert tree.mask_rows([]) == [[True]]
+
+
+def test_graft_follows_the_tree_then_branches_off():
+    # the tree: 5 -> 7, and 6; the chain 5 7 9 follows 5 and 7, then hangs 9 under 7
+    assert tree.graft([5, 6, 7], [-1, -1, 0], [5, 7, 9]) == ([5, 6, 7, 9], [-1, -1, 0, 2], [0, 2, 3])
+    # a chain the tree never meets is a new branch off the pending token, after the tree's nodes
+    assert tree.graft([5, 6, 7], [-1, -1, 0], [8, 9]) == ([5, 6, 7, 8, 9], [-1, -1, 0, -1, 3], [3, 4])
+    # inside the tree: nothing added; an empty tree: the chain itself
+    assert tree.graft([5, 6, 7], [-1, -1, 0], [6]) == ([5, 6, 7], [-1, -1, 0], [1])
+    assert tree.graft([], [], [1, 2]) == ([1, 2], [-1, 0], [0, 1])
+
+
+def test_graft_never_follows_the_tree_again_once_off_it():
+    # 5 -> 9 exists under node 0, but once the chain left the tree at 8 its 9 is new, under 8
+    tokens, parents, path = tree.graft([5, 9], [-1, 0], [8, 9])
+    assert (tokens, parents, path) == ([5, 9, 8, 9], [-1, 0, -1, 2], [2, 3])
+    assert tree.is_path(parents, path)

@@ -13,7 +13,7 @@ from dataclasses import MISSING, dataclass, field, fields
 
 from ..traces import typed_json
 from ..traces.trace_check import MAX_LIST, MAX_WINDOW, tops
-from .tree import MAX_NODES
+from .tree import MAX_NODES, is_path
 
 
 @dataclass(frozen=True)
@@ -162,9 +162,16 @@ class Candidate:
 @dataclass(frozen=True)
 class Eagle(DraftLength):
     """EAGLE-1/2/3 (k: the depths grown): every candidate drafted (None: not recorded; the kept ones are
-    the step's nodes, in order) and each kept node's q."""
+    the step's first nodes, in order), each node's q, and the step's nodes on the prompt-lookup branch,
+    root first (the nodes after the kept candidates are that branch's own: copied, q = 1)."""
     drafted: list[Candidate] | None = None
     draft_q: list[float] = field(default_factory=list)
+    looked_up: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d) -> Record:
+        """Traces recorded before prompt lookup joined the tree have no looked_up: none."""
+        return super().from_dict({"looked_up": [], **d} if isinstance(d, dict) else d)
 
     @classmethod
     def upgrade(cls, extras: dict, nodes: int) -> dict:
@@ -182,8 +189,14 @@ class Eagle(DraftLength):
         for j, c in enumerate(self.drafted or ()):
             if not (-1 <= c.parent < j and c.depth >= 1 and c.score <= 0):
                 raise ValueError(f"drafted candidate {j} has parent {c.parent}, depth {c.depth}, score {c.score}")
-        if self.drafted is not None and sum(c.kept for c in self.drafted) != len(step.nodes):
-            raise ValueError(f"the kept candidates are the step's {len(step.nodes)} nodes")
+        kept = sum(c.kept for c in self.drafted or ())
+        if self.drafted is not None and not (kept <= len(step.nodes) and set(range(kept, len(step.nodes))) <= set(
+                self.looked_up)):
+            raise ValueError(f"the kept candidates are the step's first nodes, and the rest of its {len(step.nodes)} "
+                             "nodes are on the prompt-lookup branch")
+        parents = [n.parent for n in step.nodes]
+        if any(not 0 <= i < len(parents) for i in self.looked_up) or not is_path(parents, self.looked_up):
+            raise ValueError("record field 'looked_up' must be a root-first path of the step's tree")
 
     def token_ids(self) -> set[int]:
         return {c.token for c in self.drafted or ()}  # the cut ones too

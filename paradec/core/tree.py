@@ -37,6 +37,22 @@ def ancestors(parents: list[int], i: int) -> list[int]:
     return path[::-1]
 
 
+def graft(tokens: list[int], parents: list[int], chain: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """Merge a chain of tokens into a tree from the pending token down: it follows the tree's nodes while their
+    tokens agree and the rest hangs off the last one met, after the tree's nodes (parents stay before
+    children). -> (tokens, parents, the chain's node indices, root first)."""
+    tokens, parents, kids, path = list(tokens), list(parents), children(parents), []
+    for token in chain:
+        parent = path[-1] if path else -1
+        at = next((c for c in kids.get(parent, []) if tokens[c] == token), None)
+        if at is None:  # off the tree: a new node (it has no children, so the chain's rest is new too)
+            tokens.append(token)
+            parents.append(parent)
+            at = len(tokens) - 1
+        path.append(at)
+    return tokens, parents, path
+
+
 def is_chain(parents: list[int]) -> bool:
     return all(par == i - 1 for i, par in enumerate(parents))
 

@@ -17,6 +17,13 @@ candidate is reranked and the best total_tokens are verified. Proposals are dete
 (top-k, not sampled), so q is one-hot: greedy acceptance is exact, and sampling uses the
 verifier's rejection over siblings, which keeps the target's distribution.
 
+Prompt lookup in the tree (`lookup` = n, EAGLE-2/3). The continuation of the last n-gram's earlier
+occurrence (paradec.drafters.pld, up to n tokens) is grafted onto the kept tree: it follows the
+tree's nodes while their tokens agree, and its rest hangs off the last one met, so one verify pass
+tests both and the step keeps whichever branch the target accepts further. A copied token is a
+deterministic proposal like the head's, so greedy decoding stays exact and sampling keeps the
+target's distribution (the siblings' rejection rule); the record names the branch (looked_up).
+
 Depth. A rule of paradec.drafters.draft_length (draft_length=fixed|heuristic|confidence|learned)
 decides before each depth whether to grow one more, asked along the most likely branch so far
 (the candidate with the best cumulative score); k = `depth` (EAGLE-1: the static tree's depth,
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,12 +44,13 @@ from ..core.steps import Draft
 from ..cpu import fast
 from ..traces import files
 from . import draft_length as lengths
-from . import eagle_head
+from . import eagle_head, pld
 from .base import Drafter, first_line
 from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
 SHIPPED = {1: ASSETS / "eagle-smollm2", 3: ASSETS / "eagle3-smollm2"}
+LOOKUP_NGRAMS = (3, 1)  # the prompt-lookup branch's longest and shortest n-gram: prompt lookup's own defaults
 TREES = {  # EAGLE-1 static trees (rank paths); sized for a CPU verify pass of about a dozen tokens
     "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],
     "cpu10": [[0], [1], [0, 0], [0, 1], [1, 0], [0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0]],
@@ -174,8 +183,8 @@ class Eagle(Drafter):
             hidden = torch.cat([verified.prefix_hidden, hidden], dim=1)
         feats = hidden.permute(1, 0, 2).flatten(1)  # (m, layers * H): EAGLE-3 fuses three layers
         self.todo = feats, torch.tensor(ctx[-feats.shape[0]:], device=feats.device)
-        if draft.tokens:
-            self.rule.update(len(accepted), self.drafted)  # the depths proposed
+        if self.drafted:  # the depths the head proposed, and how far down them the target went
+            self.rule.update(min(len(accepted), self.drafted), self.drafted)
 
 
 class Eagle2(Eagle):
@@ -183,15 +192,16 @@ class Eagle2(Eagle):
 
     name, version = "eagle2", 1
 
-    def __init__(self, target_model, *, head: str, depth: int, top_k: int, total_tokens: int, draft_length: str,
-                 threshold: float):
+    def __init__(self, target_model, *, head: str, depth: int, top_k: int, total_tokens: int, lookup: int,
+                 draft_length: str, threshold: float):
         """depth: draft steps (the most a rule other than the heuristic grows); top_k: candidates
         expanded per step and children per candidate; total_tokens: candidates kept for the verify
-        pass; draft_length, threshold: the rule that decides how many depths a step grows."""
-        self.params = dict(head=head, depth=depth, top_k=top_k, total_tokens=total_tokens,
+        pass; lookup: the most tokens a prompt-lookup branch adds beside them (0: none);
+        draft_length, threshold: the rule that decides how many depths a step grows."""
+        self.params = dict(head=head, depth=depth, top_k=top_k, total_tokens=total_tokens, lookup=lookup,
                            draft_length=draft_length, threshold=threshold)
         self.schedule = lengths.Schedule(draft_length, depth, threshold)
-        self.depth, self.top_k, self.total = depth, top_k, total_tokens
+        self.depth, self.top_k, self.total, self.lookup = depth, top_k, total_tokens, lookup
         self.width = top_k
         self._load(target_model, head)
 
@@ -201,6 +211,20 @@ class Eagle2(Eagle):
     def _to_expand(self, nodes, layer: list[int]) -> list[int]:
         """The top_k candidates of the newest depth by cumulative log-probability."""
         return sorted(layer, key=lambda i: (-nodes.score[i], i))[: self.top_k]
+
+    def begin(self, prompt_ids):
+        super().begin(prompt_ids)
+        self.markers = pld.turn_markers(prompt_ids)
+
+    def propose(self, ctx, sampler, gen) -> Draft:
+        draft = super().propose(ctx, sampler, gen)
+        found = pld.lookup(ctx, self.lookup, *LOOKUP_NGRAMS, self.markers) if self.lookup else None
+        if found is None:
+            return draft
+        tokens, parents, path = trees.graft(draft.tokens, draft.parents, found[0])
+        record = replace(draft.record, looked_up=path, draft_q=draft.record.draft_q + [1.0] * (len(tokens) - len(
+            draft.tokens)))  # a copied token's q is one-hot
+        return replace(draft, tokens=tokens, parents=parents, record=record)
 
     def _select(self, nodes) -> list[int]:
         """Rerank every candidate; keep the best total_tokens. A child never scores above its

@@ -23,20 +23,33 @@ class PromptLookup(Drafter):
         self.markers: set[int] = set()
 
     def begin(self, prompt_ids):
-        """The chat template's turn markers: tokens both near the prompt's start and in its last few
-        (ChatML's <|im_start|>, Llama 3's <|start_header_id|>). A copy never runs into one, so prompt
-        lookup never drafts the template (e.g. `<|im_start|>assistant`)."""
-        self.markers = set(prompt_ids[:2]) & set(prompt_ids[-6:])
+        self.markers = turn_markers(prompt_ids)
 
     def propose(self, ctx, sampler, gen) -> Draft:
-        k, hi, lo = self.params["k"], self.params["ngram_max"], self.params["ngram_min"]
-        for n in range(min(hi, len(ctx) - 1), lo - 1, -1):  # longest n-gram first
-            for start in _matches(ctx, n):
-                follow = _until(ctx[start + n : start + n + k], self.markers)
-                if follow:
-                    record = records.Pld(ngram=ctx[-n:], match_at=start)
-                    return Draft(tokens=follow, parents=chain_parents(len(follow)), record=record)
-        return Draft(record=records.Pld())
+        found = lookup(ctx, self.params["k"], self.params["ngram_max"], self.params["ngram_min"], self.markers)
+        if found is None:
+            return Draft(record=records.Pld())
+        follow, n, start = found
+        return Draft(tokens=follow, parents=chain_parents(len(follow)),
+                     record=records.Pld(ngram=ctx[-n:], match_at=start))
+
+
+def turn_markers(prompt_ids: list[int]) -> set[int]:
+    """The chat template's turn markers: tokens both near the prompt's start and in its last few (ChatML's
+    <|im_start|>, Llama 3's <|start_header_id|>). A copy never runs into one, so prompt lookup never drafts
+    the template (e.g. `<|im_start|>assistant`)."""
+    return set(prompt_ids[:2]) & set(prompt_ids[-6:])
+
+
+def lookup(ctx: list[int], k: int, ngram_max: int, ngram_min: int, markers: set[int]):
+    """-> (up to k tokens that followed the latest earlier occurrence of ctx's last n tokens, n, where that
+    occurrence starts), the longest n first; None when no n-gram in [ngram_min, ngram_max] recurs."""
+    for n in range(min(ngram_max, len(ctx) - 1), ngram_min - 1, -1):
+        for start in _matches(ctx, n):
+            follow = _until(ctx[start + n : start + n + k], markers)
+            if follow:
+                return follow, n, start
+    return None
 
 
 def _matches(ctx: list[int], n: int):
