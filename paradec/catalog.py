@@ -75,19 +75,21 @@ def _rule(threshold: float) -> tuple[Param, ...]:
 
 WEIGHTS_HELP = "a folder of trained weights (empty: the shipped ones for the embedded model)"
 TREE_HELP = "a preset's name, or rank paths as JSON, e.g. [[0], [0, 0], [1]]"
-EAGLE_DYNAMIC = (
-    Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
-    Param("depth", int, 4, "draft steps: depths the tree grows", 1, MAX_K, sized=True, label="depth (draft steps)",
-          tune=(2, 3, 4, 5, 6, 8)),
-    Param("top_k", int, 4, "candidates expanded per depth, and children per candidate", 1, 16, sized=True,
-          label="top_k (expanded per depth)", tune=(2, 3, 4, 6, 8)),
-    Param("total_tokens", int, 11, "candidates kept for the verify pass (12 rows: one register block on a CPU)",
-          1, 256, sized=True, label="total_tokens (verified)", tune=(4, 6, 8, 11, 16, 24, 32, 48, 64)),
-    Param("lookup", int, 0, "the most tokens a prompt-lookup branch (what followed the last n-gram's earlier "
-          "occurrence) adds beside the tree, verified in the same pass; 0: none", 0, 64,
-          label="prompt-lookup branch (tokens)", tune=(0, 4, 8)),
-    *_rule(0.3),
-)
+def _eagle_dynamic(lookup: int) -> tuple[Param, ...]:
+    """EAGLE-2/3's parameters; lookup: the default of the prompt-lookup branch's length (0: none)."""
+    return (
+        Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
+        Param("depth", int, 4, "draft steps: depths the tree grows", 1, MAX_K, sized=True,
+              label="depth (draft steps)", tune=(2, 3, 4, 5, 6, 8)),
+        Param("top_k", int, 4, "candidates expanded per depth, and children per candidate", 1, 16, sized=True,
+              label="top_k (expanded per depth)", tune=(2, 3, 4, 6, 8)),
+        Param("total_tokens", int, 11, "candidates kept for the verify pass (12 rows: one register block on a CPU)",
+              1, 256, sized=True, label="total_tokens (verified)", tune=(4, 6, 8, 11, 16, 24, 32, 48, 64)),
+        Param("lookup", int, lookup, "the most tokens a prompt-lookup branch (what followed the last n-gram's "
+              "earlier occurrence) adds beside the tree, verified in the same pass; 0: none", 0, 64,
+              label="prompt-lookup branch (tokens)", tune=(0, 4, 8)),
+        *_rule(0.3),
+    )
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("ar", "base:Drafter", "baseline", "one token per target forward"),
@@ -135,10 +137,13 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            reads_target=True, record=records.Eagle),
     Method("eagle2", "eagle:Eagle2", "heads",
            "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
-           EAGLE_DYNAMIC, needs="an EAGLE-1 head", reads_target=True, record=records.Eagle),
+           _eagle_dynamic(0), needs="an EAGLE-1 head", reads_target=True, record=records.Eagle),
+    # The prompt-lookup branch is on by default for EAGLE-3: with and without it in one bench run, in
+    # assets/bench/cpu-2core-eagle3-lookup.json (lookup=8 is not behind prompt lookup on any category).
     Method("eagle3", "eagle:Eagle3", "heads",
-           "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree",
-           EAGLE_DYNAMIC, needs="an EAGLE-3 head", reads_target=True, record=records.Eagle),
+           "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree, and a prompt-lookup "
+           "branch beside it",
+           _eagle_dynamic(8), needs="an EAGLE-3 head", reads_target=True, record=records.Eagle),
     Method("early_exit", "early_exit:EarlyExit", "self-speculative",
            "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,

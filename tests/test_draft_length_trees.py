@@ -53,11 +53,11 @@ def folders(target, tmp_path_factory):
     return root
 
 
-DRAFTERS = {  # name -> (class, parameters, the most depths or tokens a fixed step drafts)
+DRAFTERS = {  # name -> (class, parameters, the most depths or tokens a fixed step drafts); no copied branch
     "early_exit": (EarlyExit, {"k": 5, "exit_layer": 2, "adapter": "none"}, 5),
     "eagle": (Eagle, {"head": "eagle1", "tree": "cpu10"}, 5),
     "eagle2": (Eagle2, {"head": "eagle1", "depth": 5, "top_k": 3, "total_tokens": 10}, 5),
-    "eagle3": (Eagle3, {"head": "eagle3", "depth": 4, "top_k": 4, "total_tokens": 12}, 4),
+    "eagle3": (Eagle3, {"head": "eagle3", "depth": 4, "top_k": 4, "total_tokens": 12, "lookup": 0}, 4),  # tree alone
     "medusa": (Medusa, {"heads": "medusa", "tree": MEDUSA_TREE}, 4),
 }
 
@@ -187,7 +187,7 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
             head = eagle_head.EagleHead(model.config, 3, torch.arange(16))  # default init: the target's feature
         eagle_head.save(head, tmp_path / "h", model.config, {"test": True})
         make = lambda: build(Eagle3, model, head=str(tmp_path / "h"), depth=3, top_k=3, total_tokens=5,  # noqa: E731
-                              draft_length=rule, threshold=0.5)
+                              lookup=0, draft_length=rule, threshold=0.5)
     else:
         make = lambda: build(EarlyExit, model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
     counts, accepted = _sample(model, make, 0)

@@ -73,9 +73,10 @@ def test_kept_candidates_are_the_verified_nodes(traces):
         for i in drafting_steps(t):
             cands, nodes = plots.candidates(t, i), t.steps[i].nodes
             index = plots.kept_nodes(cands)
-            kept = [c for c in cands if c.kept]
-            assert [c.token for c in kept] == [n.token for n in nodes]
-            assert [index.get(c.parent, -1) for c in kept] == [n.parent for n in nodes]
+            kept = [c for c in cands if c.kept]  # the step's first nodes; a prompt-lookup branch's own come after
+            assert [c.token for c in kept] == [n.token for n in nodes[:len(kept)]]
+            assert [index.get(c.parent, -1) for c in kept] == [n.parent for n in nodes[:len(kept)]]
+            assert set(range(len(kept), len(nodes))) <= set(t.steps[i].record.looked_up)
             assert all(str(c.token) in t.token_text for c in cands)  # cut ones replay with their text too
 
 

@@ -45,6 +45,7 @@ def panels(trace: Trace, i: int) -> dict:
                     "after the prefill.")
     else:
         figs["growth"] = _growth(trace, i, cands)
+    _lookup(trace, i)
     left, right = st.columns([1, 1.3])
     with left:
         header("Acceptance per depth", FROM_RUN, help="How often the accepted path went one depth deeper, over "
@@ -56,6 +57,20 @@ def panels(trace: Trace, i: int) -> dict:
     with right:
         _versus_recorded(trace)
     return figs
+
+
+def _lookup(trace: Trace, i: int) -> None:
+    """The prompt-lookup branch (lookup > 0): which branch this step took, and over the run."""
+    if not trace.params.get("lookup"):
+        return
+    n = plots.lookup_tally(trace)
+    header("The prompt-lookup branch", FROM_RUN, help="What followed the last n-gram's earlier occurrence in the "
+           "context, grafted onto the head's tree and verified in the same pass: the step keeps whichever branch "
+           "the target accepts further.")
+    st.markdown((plots.lookup_story(trace, i) or "No n-gram recurred this step: no copied branch.") +
+                f" Over the run: a copied branch on {n['steps']} of {len(trace.steps)} steps; the target followed it "
+                f"past the head's tree on {n['copy']}, took the same tokens from both on {n['both']}, and the head's "
+                f"tree on {n['head']}.")
 
 
 def _growth(trace: Trace, i: int, cands: list[plots.Candidate]) -> go.Figure:

@@ -26,7 +26,10 @@ candidate drafted is **reranked** and the best **total_tokens** are verified. Sa
     "eagle3": """**EAGLE-3** feeds the head a **fusion of low, middle and high layers** of the target instead of the
 last one, trains it with **training-time test** (the head learns from its own drafted features, as it
 runs, so errors do not pile up along a path) and drafts over a **reduced vocabulary** (the tokens the
-target writes most often) to keep its output layer cheap; EAGLE-2's dynamic tree.""",
+target writes most often) to keep its output layer cheap; EAGLE-2's dynamic tree. Here it also verifies a
+**prompt-lookup branch** beside the tree (`lookup`, on by default): what followed the last n-gram's earlier
+occurrence, copied, so a step keeps whichever branch the target accepts further (an addition of paradec's,
+not the paper's; set `lookup` to 0 for EAGLE-3 alone).""",
 }
 
 HOW = """1. After each verify pass the target has given the features of the pending token and of every
@@ -82,7 +85,7 @@ def params(method: str) -> dict:
         tree = c[0].selectbox(catalog.method("eagle").param("tree").label, TREES, key="eagle.tree",
                               help=catalog.method("eagle").param("tree").help)  # the presets of a free-form value
         return {"tree": tree, **draft_length.controls(method, c[1:])}
-    return {**controls(method, ["depth", "top_k", "total_tokens"]),
+    return {**controls(method, ["depth", "top_k", "total_tokens", "lookup"]),
             **draft_length.controls(method)}
 
 

@@ -59,6 +59,40 @@ def accepted_candidates(trace: Trace, i: int) -> set[int]:
     return {order[a] for a in trace.steps[i].accepted if a < len(order)}
 
 
+def lookup_outcome(trace: Trace, i: int) -> str | None:
+    """Which branch step i's accepted path took, when a prompt-lookup branch was verified beside the tree
+    (records.Eagle.looked_up): "copy" (it went on past the head's tree, on nodes only the copy had), "both"
+    (the head had drafted the same tokens), "head" (off the copied branch), or None (no branch this step)."""
+    step = trace.steps[i]
+    branch = step.record.looked_up if isinstance(step.record, records.Eagle) else []
+    if not branch:
+        return None
+    own = len(step.nodes) - sum(c.kept for c in candidates(trace, i))  # the copy's own nodes come last
+    if any(a >= len(step.nodes) - own for a in step.accepted):
+        return "copy"
+    return "both" if step.accepted and set(step.accepted) <= set(branch) else "head"
+
+
+def lookup_story(trace: Trace, i: int) -> str | None:
+    """Step i's prompt-lookup branch in one sentence (None: none this step)."""
+    outcome = lookup_outcome(trace, i)
+    if outcome is None:
+        return None
+    step = trace.steps[i]
+    branch = [step.nodes[n].token for n in step.record.looked_up]
+    took = {"copy": "the target followed it past the head's tree: the copy won this step",
+            "both": "the head had drafted the same tokens the target took", "head": "the target took the head's tree"}
+    copied = "".join(trace.text_of(t) for t in branch)
+    return (f"Prompt-lookup branch: {len(branch)} copied token(s), “{label(copied)}”, verified beside the tree; "
+            f"{took[outcome]}.")
+
+
+def lookup_tally(trace: Trace) -> dict[str, int]:
+    """Over the run: steps with a copied branch, and how many of each outcome (lookup_outcome)."""
+    outcomes = [o for o in (lookup_outcome(trace, i) for i in range(len(trace.steps))) if o]
+    return {"steps": len(outcomes), **{k: outcomes.count(k) for k in ("copy", "both", "head")}}
+
+
 def threshold(cands: list[Candidate]) -> float | None:
     """The lowest kept confidence: the rerank kept the candidates at or above it."""
     return min((c.confidence for c in cands if c.kept), default=None)
