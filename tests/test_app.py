@@ -115,6 +115,7 @@ def test_arena_compares_every_method_with_ar():
     at = open_page("views/arena.py")
     text = " ".join(m.value for m in at.markdown)
     assert "identical to AR" in text and "Speedup against AR" in text
+    assert any("prompt-lookup branch" in c.value for c in at.caption)  # eagle3's, with what it did in the race
 
 
 def test_import_refuses_what_is_not_a_trace():

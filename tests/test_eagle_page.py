@@ -45,7 +45,8 @@ def traces(tiny_loaded, tmp_path_factory):
 
 
 def drafting_steps(trace):
-    return [i for i, s in enumerate(trace.steps) if s.nodes]
+    """The steps the head drafted in (the first has at most a prompt-lookup branch: no features yet)."""
+    return [i for i, s in enumerate(trace.steps) if s.record.drafted]
 
 
 def test_growth_frames_count_the_candidates_of_each_depth(traces):
@@ -154,6 +155,7 @@ def test_page_grows_the_tree_and_compares_the_versions():
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "Cut by the rerank" in text and "Acceptance per depth" in text
+    assert "The prompt-lookup branch" in text and "Over the run: a copied branch on" in text  # lookup is on
 
 
 @pytest.mark.parametrize("version", ["eagle", "eagle2"])

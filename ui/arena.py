@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from paradec.plots import arena as plots
+from paradec.plots import eagle as eagle_plots
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
 from paradec.traces.trace import Trace
@@ -17,6 +18,17 @@ PER_ROW = 5  # token streams side by side
 # method -> the draft model it needs
 METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
            "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None, "mirror": DEFAULT_DRAFT}
+
+
+def lookup_note(runs: dict[str, Trace]) -> str | None:
+    """What EAGLE-3's prompt-lookup branch did in this race (None: no EAGLE-3 run with one)."""
+    t = runs.get("eagle3")
+    if t is None or not t.params.get("lookup"):
+        return None
+    n = eagle_plots.lookup_tally(t)
+    return (f"`eagle3` here also verifies a **prompt-lookup branch** beside its tree (lookup = {t.params['lookup']}: "
+            f"what followed the last n-gram's earlier occurrence): of its {len(t.steps)} steps, {n['steps']} had one, "
+            f"and on {n['copy']} the target followed the copy past the head's tree.")
 
 
 def traces() -> dict[str, Trace]:

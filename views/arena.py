@@ -11,6 +11,8 @@ note on near-ties).""")
 runs = arena.traces()
 if runs:
     st.markdown(figures.arena_note(runs))
+    if note := arena.lookup_note(runs):
+        st.caption(note)
     arena.show(runs)
 else:
     st.warning("No recorded arena traces in assets/traces/arena: run `make traces`, or switch to live.")
