@@ -13,6 +13,9 @@ from .tokens import label
 from .tree import pending_token
 
 ALLOWED, BLOCKED, CONTEXT = 1, 0, 2
+# Rows whose ticks also name their token: more, and a presenter's 16-px labels overlap in a third of a 1024-px
+# screen (the hover still names every row's token).
+NAMED_ROWS = 12
 
 
 def mask_matrix(trace: Trace, i: int) -> tuple[list[list[int]], list[str], list[str]]:
@@ -64,6 +67,10 @@ def mask_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
     if len(rows) > len(trace.steps[i].nodes) + 1:
         _label_branches(fig["layout"], len(trace.steps[i].nodes), len(rows))
         height = max(height, 26 * len(rows) + 130)  # a row per window token: keep the rows readable
+    elif len(rows) > NAMED_ROWS:  # e.g. EAGLE's tree with a copied branch: the ticks name positions only
+        for axis, names in (("xaxis", cols), ("yaxis", rows)):
+            fig["layout"][axis]["ticktext"] = [n if n.startswith("context") else n.split(" ")[0] for n in names]
+        height = max(height, 20 * len(rows) + 110)
     return layout(fig, height=height)
 
 
