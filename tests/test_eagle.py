@@ -269,13 +269,14 @@ def sharp():
 def _sample(model, make, seed0, runs=1000):
     from collections import Counter
 
-    counts, accepted = Counter(), 0
+    counts, accepted, copied = Counter(), 0, 0
     for i in range(runs):
         steps = list(decode(model, make(), [1, 2, 3, 1, 2], 3, Sampler(temperature=1.0),
                             torch.Generator().manual_seed(seed0 + i)))
         counts[tuple(t for s in steps for t in s.tokens)] += 1
         accepted += sum(len(s.accepted) for s in steps)
-    return counts, accepted
+        copied += sum(len(s.record.looked_up) for s in steps)
+    return counts, accepted, copied
 
 
 @pytest.fixture(scope="module")
@@ -298,8 +299,9 @@ def test_sampling_keeps_the_targets_distribution(sharp, exact, tmp_path, cls):
         head = eagle_head.EagleHead(sharp.config, cls.version, torch.arange(16) if cls.version == 3 else None)
     folder = saved(head, sharp, tmp_path)
     kw = {"tree": "[[0], [1], [0, 0], [2]]"} if cls is Eagle else {"depth": 2, "top_k": 3, "total_tokens": 5}
-    counts, accepted = _sample(sharp, lambda: build(cls, sharp, head=folder, **kw), 0)
+    counts, accepted, copied = _sample(sharp, lambda: build(cls, sharp, head=folder, **kw), 0)
     assert accepted > 0.2 * 1000
+    assert (copied > 1000) == (cls is Eagle3)  # EAGLE-3 verifies a prompt-lookup branch too (the prompt repeats "1 2")
     assert gof_pvalue(counts, exact) > ALPHA, counts.most_common(6)
 
 
