@@ -190,7 +190,7 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
                               lookup=0, draft_length=rule, threshold=0.5)
     else:
         make = lambda: build(EarlyExit, model, k=4, exit_layer=1, adapter="none", draft_length=rule)  # noqa: E731
-    counts, accepted = _sample(model, make, 0)
+    counts, accepted, _ = _sample(model, make, 0)
     assert accepted > 0.1 * 1000
     exact = exact_joint(model, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
     assert gof_pvalue(counts, exact) > ALPHA, counts.most_common(6)

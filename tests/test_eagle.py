@@ -275,7 +275,7 @@ def _sample(model, make, seed0, runs=1000):
                             torch.Generator().manual_seed(seed0 + i)))
         counts[tuple(t for s in steps for t in s.tokens)] += 1
         accepted += sum(len(s.accepted) for s in steps)
-        copied += sum(len(s.record.looked_up) for s in steps)
+        copied += sum(len(getattr(s.record, "looked_up", ())) for s in steps)  # EAGLE-2/3's copied branch
     return counts, accepted, copied
 
 
