@@ -168,12 +168,12 @@ def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trac
     after: each redraw is a message the browser draws, on the cores a live run decodes on when both share a
     machine (a redraw every 20 % slowed a two-second run by a third), so a run shorter than that draws none.
     A run that waits for its turn says so at once."""
-    where, bar, last = st.empty(), [None], [time.perf_counter()]
+    where, last = st.empty(), [time.perf_counter()]
 
     def progress(f: float, text: str | None = None) -> None:
         if text or time.perf_counter() >= last[0] + PROGRESS_S:
             last[0] = time.perf_counter()
-            bar[0] = (bar[0] or where).progress(f, text=text or f"{doing}… {f:.0%}")
+            where.progress(f, text=text or f"{doing}… {f:.0%}")
 
     trace = live.run(key, progress, beside)
     where.empty()

@@ -190,8 +190,8 @@ class Eagle(DraftLength):
             if not (-1 <= c.parent < j and c.depth >= 1 and c.score <= 0):
                 raise ValueError(f"drafted candidate {j} has parent {c.parent}, depth {c.depth}, score {c.score}")
         kept = sum(c.kept for c in self.drafted or ())
-        if self.drafted is not None and not (kept <= len(step.nodes) and set(range(kept, len(step.nodes))) <= set(
-                self.looked_up)):
+        copied_only = set(range(kept, len(step.nodes)))  # nodes after the kept candidates: the copy's own
+        if self.drafted is not None and (kept > len(step.nodes) or not copied_only <= set(self.looked_up)):
             raise ValueError(f"the kept candidates are the step's first nodes, and the rest of its {len(step.nodes)} "
                              "nodes are on the prompt-lookup branch")
         parents = [n.parent for n in step.nodes]

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import torch
 
+from .. import catalog
 from ..core import records
 from ..core import tree as trees
 from ..core.steps import Draft
@@ -50,7 +51,8 @@ from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
 SHIPPED = {1: ASSETS / "eagle-smollm2", 3: ASSETS / "eagle3-smollm2"}
-LOOKUP_NGRAMS = (3, 1)  # the prompt-lookup branch's longest and shortest n-gram: prompt lookup's own defaults
+# The prompt-lookup branch's longest and shortest n-gram: prompt lookup's own defaults.
+LOOKUP_NGRAMS = tuple(catalog.method("pld").defaults()[name] for name in ("ngram_max", "ngram_min"))
 TREES = {  # EAGLE-1 static trees (rank paths); sized for a CPU verify pass of about a dozen tokens
     "chain4": [[0], [0, 0], [0, 0, 0], [0, 0, 0, 0]],
     "cpu10": [[0], [1], [0, 0], [0, 1], [1, 0], [0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0, 0], [0, 0, 0, 0, 0]],

@@ -67,8 +67,8 @@ def lookup_outcome(trace: Trace, i: int) -> str | None:
     branch = step.record.looked_up if isinstance(step.record, records.Eagle) else []
     if not branch:
         return None
-    own = len(step.nodes) - sum(c.kept for c in candidates(trace, i))  # the copy's own nodes come last
-    if any(a >= len(step.nodes) - own for a in step.accepted):
+    kept = sum(c.kept for c in candidates(trace, i))  # the head's nodes; the copy's own come after them
+    if any(a >= kept for a in step.accepted):
         return "copy"
     return "both" if step.accepted and set(step.accepted) <= set(branch) else "head"
 
