@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run dev test check setup bench traces clean
+.PHONY: run dev test check setup bench traces messages clean
 
 # The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
 $(STAMP): requirements.txt requirements-ray.txt requirements-dev.txt scripts/install.sh
@@ -44,6 +44,11 @@ bench: $(STAMP)
 traces: $(STAMP)
 	$(BIN)/python scripts/record_traces.py
 	$(BIN)/python scripts/readme_numbers.py
+
+# The French catalogue (ui/i18n.py): the code's new strings into locale/fr/LC_MESSAGES/paradec.po, removed ones out;
+# translate the entries left empty (tests/test_i18n.py fails on any).
+messages: $(STAMP)
+	$(BIN)/python scripts/messages.py
 
 clean:
 	rm -rf $(VENV)

@@ -66,8 +66,8 @@ class Method:
 def _rule(threshold: float) -> tuple[Param, ...]:
     """A draft-length rule's two parameters (paradec.drafters.draft_length), shared by five methods."""
     return (Param("draft_length", str, "fixed", "how long a step's draft gets: fixed, the +2/-1 heuristic, a "
-                  "confidence cutoff, or a learned predictor of acceptance", choices=RULES, label="draft length rule",
-                  tune=RULES),
+                  "confidence cutoff, or a learned predictor of acceptance (as in Pacer)", choices=RULES,
+                  label="draft length rule", tune=RULES),
             Param("threshold", float, threshold, "confidence: stop below this draft probability; learned: below "
                   "this predicted chance of being committed", 0.0, 1.0, label="threshold", step=0.05,
                   tune=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6), when=("draft_length", ("confidence", "learned"))))

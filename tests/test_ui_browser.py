@@ -4,8 +4,10 @@ at 1920x1080, ends with its "Next:" link, no text is cut by its box or under 11 
 11 px as drawn, cut by its chart, plot area or legend, or over other chart text, nor a legend over a title;
 on every page with a player it keeps 3.5 of 4 steps/s with its figures in view, its step text equals its
 scrubber, and the details follow it (tests/ui_page_checks.js). The first request to each fresh server is a
-deep link, and each page is opened first on a server of its own; in presenter mode (?present=1) every method
-page passes the same checks at both sizes and fits in three 1024x768 screens."""
+deep link, and each page is opened first on a server of its own, in French (?lang=fr), where its title and the
+sidebar's are the catalogue's French; switching the language keeps the page and the step. In presenter mode
+(?present=1), in French (the longer text), every method page passes the same checks at both sizes and fits in
+three 1024x768 screens."""
 import importlib.util
 import json
 import shutil
@@ -24,7 +26,8 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 UI_CHECK = ROOT / "tools" / "ui_check.py"
 PAGES = {"/", "/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", "/early_exit", "/mirror",
-         "/arena", "/roofline", "/benchmark", "/tune", "/numerics", "/production"}
+         "/arena", "/roofline", "/benchmark", "/tune", "/numerics", "/production", "/glossary", "/article"}
+SWITCH = "/jacobi"  # the page where the test switches the language back to English
 PLAYERS = {"/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", "/early_exit", "/mirror"}
 
 
@@ -66,8 +69,8 @@ def test_every_page_in_chromium_at_both_sizes(tmp_path):
 
 @pytest.mark.serial
 def test_method_pages_in_presenter_mode_fit_three_projector_screens(tmp_path):
-    pages = [f"{p}?present=1" for p in sorted(PLAYERS)]
-    summary = _check(tmp_path, "--first", "/eagle?present=1&step=3", "--pages", ",".join(pages),
+    pages = [f"{p}?present=1&lang=fr" for p in sorted(PLAYERS)]
+    summary = _check(tmp_path, "--first", "/eagle?present=1&step=3&lang=fr", "--pages", ",".join(pages),
                      "--also-size", "1920x1080", timeout=400)
     shown = {p["path"]: p["js"]["info"] for p in summary["pages"]}
     assert set(pages) <= set(shown)
@@ -82,34 +85,50 @@ def _fresh_server(port: int) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def _first_view(browser, base: str, path: str) -> dict:
-    """What a visitor sees when `path` is the server's first request: exceptions, title, sidebar links."""
+def _first_view(browser, base: str, path: str, switch: bool = False) -> dict:
+    """What a visitor sees when `path` is the server's first request: exceptions, title, sidebar links; with
+    switch, what the same page shows after a click on English in the sidebar (and the URL it keeps)."""
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     try:
         page.goto(base + path)
-        page.locator("h1, [data-testid='stException']").first.wait_for(timeout=90_000)
-        page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
-        return page.evaluate("""() => ({
-            exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map(e => e.innerText),
-            title: document.querySelector('h1')?.innerText || '',
-            links: [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
-                   .map(a => a.innerText.trim().split('\\n').pop())})""")  # the title, under its icon's name
+        seen = _view(page)
+        if switch:
+            page.get_by_text("English", exact=True).click()
+            page.wait_for_function(f"document.querySelector('h1')?.innerText !== {json.dumps(seen['title'])}",
+                                   timeout=60_000)
+            seen["switched"] = {**_view(page), "url": page.url}
+        return seen
     finally:
         page.close()
 
 
-def test_every_page_opened_first_on_a_fresh_server():
+def _view(page) -> dict:
+    page.locator("h1, [data-testid='stException']").first.wait_for(timeout=90_000)
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000)
+    return page.evaluate("""() => ({
+        exceptions: [...document.querySelectorAll('[data-testid="stException"]')].map(e => e.innerText),
+        title: document.querySelector('h1')?.innerText || '',
+        step: document.querySelector('[data-step]')?.dataset.step || '',
+        links: [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+               .map(a => a.innerText.trim().split('\\n').pop())})""")  # the title, under its icon's name
+
+
+def test_every_page_opened_first_on_a_fresh_server_in_french():
     """A classroom link after a restart (or a Space waking up) is a fresh server's first request: each page,
-    on its own new server, draws with its title, no exception, and the sidebar's page titles (not files)."""
+    on its own new server, draws in French with its title, no exception, and the sidebar's page titles (not
+    files); a click on English redraws the same page at the same step."""
     why = _missing()
     if why:
         cannot_run(why)
     from playwright.sync_api import sync_playwright
 
+    from ui.i18n import catalogue
+
     sys.path.insert(0, str(UI_CHECK.parent))
     from ui_check import free_port, wait_health
 
-    titles = {"Home", "Autoregressive (AR)", "Speculative sampling", "Jacobi decoding"}  # before "View more"
+    french = catalogue("fr")
+    titles = {french[t] for t in ("Home", "Autoregressive (AR)", "Speculative sampling", "Jacobi decoding")}
     seen, paths = {}, sorted(PAGES)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium") or shutil.which("chromium-browser"),
@@ -119,10 +138,17 @@ def test_every_page_opened_first_on_a_fresh_server():
             try:
                 for path, (port, _) in servers.items():
                     wait_health(f"http://127.0.0.1:{port}", None, 90)
-                    seen[path] = _first_view(browser, f"http://127.0.0.1:{port}", path)
+                    query = "?lang=fr&step=3" if path == SWITCH else "?lang=fr"
+                    seen[path] = _first_view(browser, f"http://127.0.0.1:{port}", path + query, path == SWITCH)
             finally:
                 for _, server in servers.values():
                     server.terminate()
                     server.wait(30)
     bad = {path: v for path, v in seen.items() if v["exceptions"] or not v["title"] or not titles <= set(v["links"])}
     assert len(seen) == len(PAGES) and not bad, bad
+    english = [v["title"] for v in seen.values() if v["title"] not in french.values()]
+    assert not english, english  # every page's own title is the catalogue's French
+    back = seen[SWITCH]["switched"]
+    assert back["title"] in french and not back["exceptions"], back  # the English title of the French one
+    assert SWITCH + "?" in back["url"] and "step=3" in back["url"] and "lang" not in back["url"], back["url"]
+    assert back["step"] == "3" and seen[SWITCH]["step"] == "3"

@@ -129,7 +129,7 @@ async () => {
     const step = () => Number(range.value);
     const label = () => player.querySelector(".pd-step-label").textContent;
     const details = (k) => Array.from(main.querySelectorAll("h4")).some((h) =>
-      new RegExp(`^Details of step ${k}(\\D|$)`).test(h.textContent.trim()));
+      new RegExp(`^(Details of step|Détails de l'étape) ${k}(\\D|$)`).test(h.textContent.trim()));  // en, fr
     const hasDetails = details("\\d+");
     const scrolled = [];
     for (let e = player.parentElement; e; e = e.parentElement) scrolled.push([e, e.scrollTop]);
@@ -163,7 +163,8 @@ async () => {
     if (!(info.rate >= 3.5))
       problems.push(`player at ${info.rate} steps/s at 4 steps/s (${info.moved} steps; slowest ${info.slowest_ms} ms)`);
     for (const [text, value] of seen)
-      if (text !== `Step ${value} of ${n}`) problems.push(`step text "${text}" while the scrubber says ${value}`);
+      if (String(text.match(/\d+/g)) !== `${value},${n}`)  // "Step 3 of 9", "Étape 3 sur 9"
+        problems.push(`step text "${text}" while the scrubber says ${value}`);
     let followed = !hasDetails;
     for (let k = 0; k < 100 && !followed; k++) {  // the server redraws the details when the player stops
       await sleep(200);

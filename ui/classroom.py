@@ -13,6 +13,8 @@ from streamlit.errors import StreamlitAPIException
 
 from paradec import catalog
 
+from .i18n import _
+
 SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
 SOURCES = ("recorded", "live")
 MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs), and are not read from one
@@ -36,7 +38,7 @@ def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]
         return
     q = st.query_params
     if len(q.get("prompt", "")) > MAX_PROMPT:
-        st.session_state[NOTE] = f"The link's prompt is longer than {MAX_PROMPT} characters: not used."
+        st.session_state[NOTE] = _("The link's prompt is longer than {n} characters: not used.").format(n=MAX_PROMPT)
     elif q.get("prompt", "").strip():
         preset = next((name for name, text in presets.items() if text == q["prompt"]), None)
         st.session_state["sb.preset"] = preset or custom
@@ -54,7 +56,7 @@ def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]
     if q.get("model", "") in models:
         st.session_state["sb.model"] = q["model"]
     elif q.get("model", "").strip():
-        st.session_state[NOTE] = "The link's model is not offered here: the embedded model is used."
+        st.session_state[NOTE] = _("The link's model is not offered here: the embedded model is used.")
 
 
 def apply_params(method: str) -> None:
@@ -76,8 +78,8 @@ def apply_params(method: str) -> None:
         st.session_state[f"{method}.{name}"] = value
     st.session_state[f"classroom.{method}"] = list(fits)
     if len(fits) < len(params):
-        st.session_state[NOTE] = (f"Some of the link's parameters are not settings of {method} or not of their "
-                                  "kind: left out.")
+        st.session_state[NOTE] = _("Some of the link's parameters are not settings of {method} or not of their "
+                                   "kind: left out.").format(method=method)
 
 
 def _typed(p: catalog.Param, value):
@@ -101,7 +103,8 @@ def guarded(method: str, draw):
             raise
         for name in names:
             st.session_state.pop(f"{method}.{name}", None)
-        st.session_state[NOTE] = f"The link's parameters for {method} do not fit this page: defaults used."
+        st.session_state[NOTE] = _("The link's parameters for {method} do not fit this page: defaults used.").format(
+            method=method)
         st.rerun()
 
 

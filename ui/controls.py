@@ -8,6 +8,7 @@ import streamlit as st
 from paradec import catalog
 
 from . import sizing
+from .i18n import _
 
 
 def control(method: str, name: str, where=st, value=None, high: float | None = None):
@@ -15,17 +16,18 @@ def control(method: str, name: str, where=st, value=None, high: float | None = N
     layers), a select box for choices, a toggle for a flag, a text input otherwise. Keyed "method.name"."""
     p = catalog.method(method).param(name)
     value = sizing.defaults(method).get(name, p.default) if value is None else value
-    label, key = p.label or name, f"{method}.{name}"
+    # label and help are paradec.catalog's: translated here when the catalogue holds them (a bare name stays)
+    label, key, tip = _(p.label) if p.label else name, f"{method}.{name}", _(p.help)
     if p.choices:
-        return where.selectbox(label, p.choices, index=p.choices.index(value), key=key, help=p.help)
+        return where.selectbox(label, p.choices, index=p.choices.index(value), key=key, help=tip)
     if p.kind is bool:
-        return where.toggle(label, value, key=key, help=p.help)
+        return where.toggle(label, value, key=key, help=tip)
     if p.kind is int:
-        return where.slider(label, int(p.low), int(p.high if high is None else high), int(value), key=key, help=p.help)
+        return where.slider(label, int(p.low), int(p.high if high is None else high), int(value), key=key, help=tip)
     if p.kind is float:
         return where.slider(label, float(p.low), float(p.high if high is None else high), float(value), p.step,
-                            key=key, help=p.help)
-    return where.text_input(label, value, key=key, help=p.help)
+                            key=key, help=tip)
+    return where.text_input(label, value, key=key, help=tip)
 
 
 def controls(method: str, names: list[str]) -> dict:

@@ -8,6 +8,7 @@ from paradec.tuning import presets
 
 from . import sources
 from .bench import MAIN, main_report
+from .i18n import _
 
 MISSING = "?"
 BENCH_FILE = f"assets/bench/{MAIN}.json"
@@ -75,14 +76,14 @@ def step_ms(name: str) -> tuple[str, str]:
 
 def _winners(report: dict | None, method: str) -> str:
     cats = [c.replace("_", " ") for c in (report or {}).get("categories", {}) if fastest(report, c) == method]
-    return ", ".join(cats) or "none of its tasks"
+    return ", ".join(cats) or _("none of its tasks")
 
 
 def task_decides(report: dict | None) -> str:
     """Which task each leading method wins, from a benchmark's categories."""
-    return (f"prompt lookup (pld) wins when the answer copies the prompt (in the benchmark, the fastest on: "
-            f"{_winners(report, 'pld')}), EAGLE-3 on open writing, code and questions (the fastest on: "
-            f"{_winners(report, 'eagle3')})")
+    return _("prompt lookup (pld) wins when the answer copies the prompt (in the benchmark, the fastest on: "
+             "{pld}), EAGLE-3 on open writing, code and questions (the fastest on: {eagle3})").format(
+        pld=_winners(report, "pld"), eagle3=_winners(report, "eagle3"))
 
 
 def _race(runs: dict) -> tuple[str, float]:
@@ -97,15 +98,17 @@ def arena_note(runs: dict) -> str:
     """The Arena's one prompt against the Benchmark page's many, in one sentence."""
     (here, x), report = _race(runs), main_report()
     best = fastest(report)
-    return (f"**One prompt, one task**: here {here} wins ({x:.2f}×), while over the **Benchmark** page's "
-            f"{bench_prompts()} prompts of every task ({BENCH_FILE}) {best} is the fastest "
-            f"({bench(best, 'speedup')}): the task decides, and {task_decides(report)}.")
+    return _("**One prompt, one task**: here {here} wins ({x:.2f}×), while over the **Benchmark** page's "
+             "{prompts} prompts of every task ({file}) {best} is the fastest ({speedup}): the task decides, and "
+             "{decides}.").format(here=here, x=x, prompts=bench_prompts(), file=BENCH_FILE, best=best,
+                                  speedup=bench(best, "speedup"), decides=task_decides(report))
 
 
 def benchmark_note(report: dict) -> str:
     """The Benchmark's many prompts against the Arena page's one, in one sentence."""
     runs = sources.arena()
     (here, x), prompt = _race(runs), next(iter(runs.values())).prompt if runs else ""
-    return (f"**Many prompts, many tasks**: {fastest(report)} is the fastest over these {report['prompts']}, while "
-            f"the **Arena** page races every method on one prompt (“{prompt[:60]}…”) and {here} wins there "
-            f"({x:.2f}×): the task decides, and {task_decides(report)}.")
+    return _("**Many prompts, many tasks**: {best} is the fastest over these {prompts}, while the **Arena** page "
+             "races every method on one prompt (“{prompt}…”) and {here} wins there ({x:.2f}×): the task decides, "
+             "and {decides}.").format(best=fastest(report), prompts=report["prompts"], prompt=prompt[:60], here=here,
+                                      x=x, decides=task_decides(report))

@@ -11,8 +11,9 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from paradec.tuning import presets
 
 from . import offered
+from .i18n import N_, _
 
-NONE = "none"
+NONE = N_("none")  # the option's value (stays English); shown translated
 MODEL_KEY = "sb.model"  # the sidebar's target model input
 PENDING = "sb.gpu_model"  # a fetched preset's target, for the model input on the next run
 
@@ -31,26 +32,29 @@ def render() -> None:
     info = live.device_info()
     fit = {p.name: p for p in presets.available(info)}
     if not fit:
-        st.caption(f"{presets.requirement()}. This machine: {info.name}.")
+        st.caption(_("{requirement}. This machine: {device}.").format(requirement=presets.requirement(),
+                                                                      device=info.name))
         return
-    name = st.selectbox(f"GPU preset ({info.name})", [NONE, *fit], key="sb.gpu_preset",
-                        help="Real models from the Hugging Face hub that fit this GPU's memory")
+    name = st.selectbox(_("GPU preset ({device})").format(device=info.name), [NONE, *fit], key="sb.gpu_preset",
+                        format_func=lambda v: _(NONE) if v == NONE else v,
+                        help=_("Real models from the Hugging Face hub that fit this GPU's memory"))
     if name == NONE:
         return
     preset, profile = fit[name], presets.device_profile(info)
-    st.caption(f"needs ~{preset.memory_bytes / 2**30:.0f} of {info.memory_bytes / 2**30:.0f} GiB in {profile.dtype}; "
-               f"for {', '.join(preset.methods)}" + (f". {preset.note}" if preset.note else ""))
+    st.caption(_("needs ~{need:.0f} of {have:.0f} GiB in {dtype}; for {methods}").format(
+        need=preset.memory_bytes / 2**30, have=info.memory_bytes / 2**30, dtype=profile.dtype,
+        methods=", ".join(preset.methods)) + (f". {preset.note}" if preset.note else ""))
     ready = st.session_state.get(offered.READY)
     if ready and ready[0] == name:
         st.caption(_usage(ready[1], profile))
-    elif st.button("Download and use", key="sb.gpu_fetch"):
+    elif st.button(_("Download and use"), key="sb.gpu_fetch"):
         _fetch(live, preset)
 
 
 def _fetch(live, preset: presets.Preset) -> None:
     from paradec.models.hub import HubError  # the hub's client: loaded on the click, not with the page
 
-    bar = st.progress(0.0, text="Contacting the Hugging Face hub…")
+    bar = st.progress(0.0, text=_("Contacting the Hugging Face hub…"))
     try:
         folders = live.fetch(preset, _shown_on(bar))
     except HubError as e:
@@ -78,10 +82,11 @@ def _shown_on(bar):
 
 def _usage(folders: dict[str, list[str]], profile: presets.Profile) -> str:
     """Where each fetched model goes, and the sizes chosen for this device."""
-    lines = ["The target is the model below."]
-    lines += [f"sps draft (type it on its page): {folder}" for folder in folders.get("draft", [])]
+    lines = [_("The target is the model below.")]
+    lines += [_("sps draft (type it on its page): {folder}").format(folder=folder)
+              for folder in folders.get("draft", [])]
     for role, param in (("medusa", "heads"), ("eagle", "head"), ("eagle3", "head")):
         lines += [f"{role}: --set {param}={folder}" for folder in folders.get(role, [])]
     sized = (f"{m} " + ", ".join(f"{k}={v}" for k, v in profile.params(m).items())
              for m in ("sps", "lookahead", "medusa", "eagle2"))
-    return "  \n".join([*lines, "Sized for this device: " + "; ".join(sized)])
+    return "  \n".join([*lines, _("Sized for this device: {sizes}").format(sizes="; ".join(sized))])

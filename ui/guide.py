@@ -4,33 +4,39 @@ from __future__ import annotations
 
 import streamlit as st
 
+from .i18n import N_, _
+
 # group -> (page file, link label, icon)
 PATH = {
-    "1. The idea": [
-        ("views/ar.py", "AR: one pass per token", ":material/looks_one:"),
-        ("views/roofline.py", "Roofline: why that is slow", ":material/show_chart:"),
+    N_("1. The idea"): [
+        ("views/ar.py", N_("AR: one pass per token"), ":material/looks_one:"),
+        ("views/roofline.py", N_("Roofline: why that is slow"), ":material/show_chart:"),
     ],
-    "2. The methods": [
-        ("views/sps.py", "Speculative sampling", ":material/call_split:"),
-        ("views/pld.py", "Prompt lookup: copy the prompt", ":material/content_copy:"),
-        ("views/jacobi.py", "Jacobi: iterate a block", ":material/grid_on:"),
-        ("views/lookahead.py", "Lookahead: window + pool", ":material/manage_search:"),
-        ("views/medusa.py", "Medusa: heads, a tree", ":material/account_tree:"),
-        ("views/eagle.py", "EAGLE-1/2/3: feature drafts", ":material/flight_takeoff:"),
-        ("views/early_exit.py", "Early exit: own layers draft", ":material/exit_to_app:"),
-        ("views/mirror.py", "Draft while verifying", ":material/view_timeline:"),
+    N_("2. The methods"): [
+        ("views/sps.py", N_("Speculative sampling"), ":material/call_split:"),
+        ("views/pld.py", N_("Prompt lookup: copy the prompt"), ":material/content_copy:"),
+        ("views/jacobi.py", N_("Jacobi: iterate a block"), ":material/grid_on:"),
+        ("views/lookahead.py", N_("Lookahead: window + pool"), ":material/manage_search:"),
+        ("views/medusa.py", N_("Medusa: heads, a tree"), ":material/account_tree:"),
+        ("views/eagle.py", N_("EAGLE-1/2/3: feature drafts"), ":material/flight_takeoff:"),
+        ("views/early_exit.py", N_("Early exit: own layers draft"), ":material/exit_to_app:"),
+        ("views/mirror.py", N_("Draft while verifying"), ":material/view_timeline:"),
     ],
-    "3. Compare": [
-        ("views/arena.py", "Arena: one prompt, raced", ":material/sports_score:"),
-        ("views/benchmark.py", "Benchmark: many prompts", ":material/leaderboard:"),
-        ("views/tune.py", "Tune: settings per task", ":material/tune:"),
+    N_("3. Compare"): [
+        ("views/arena.py", N_("Arena: one prompt, raced"), ":material/sports_score:"),
+        ("views/benchmark.py", N_("Benchmark: many prompts"), ":material/leaderboard:"),
+        ("views/tune.py", N_("Tune: settings per task"), ":material/tune:"),
     ],
-    "4. The hardware": [
-        ("views/numerics.py", "Numerics: bfloat16 vs float32", ":material/calculate:"),
-        ("views/production.py", "Production engines (vLLM)", ":material/dns:"),
+    N_("4. The hardware"): [
+        ("views/numerics.py", N_("Numerics: bfloat16 vs float32"), ":material/calculate:"),
+        ("views/production.py", N_("Production engines (vLLM)"), ":material/dns:"),
+    ],
+    N_("5. The article"): [
+        ("views/glossary.py", N_("Glossary: the article's words"), ":material/translate:"),
+        ("views/article.py", N_("The article, checked"), ":material/fact_check:"),
     ],
 }
-ORDER = ["views/home.py", *(p for group in PATH.values() for p, _, _ in group)]
+ORDER = ["views/home.py", *(p for group in PATH.values() for p, __, ___ in group)]
 LABELS = {p: (label, icon) for group in PATH.values() for p, label, icon in group}
 
 
@@ -39,9 +45,9 @@ def links() -> None:
     cols = st.columns(2)  # two columns: a 1024-px projector keeps every label whole
     for k, (group, pages) in enumerate(PATH.items()):
         with cols[0 if k < 2 else 1]:
-            st.markdown(f"**{group}**")
+            st.markdown(f"**{_(group)}**")
             for path, label, icon in pages:
-                st.page_link(path, label=label, icon=icon)
+                st.page_link(path, label=_(label), icon=icon)
 
 
 def next_link(current: str) -> None:
@@ -50,6 +56,9 @@ def next_link(current: str) -> None:
         return
     k = ORDER.index(current)
     nxt = ORDER[(k + 1) % len(ORDER)]
-    label, icon = LABELS.get(nxt, ("Home: the map of every page", ":material/home:"))
+    if nxt in LABELS:
+        label, icon = _(LABELS[nxt][0]), LABELS[nxt][1]
+    else:
+        label, icon = _("Home: the map of every page"), ":material/home:"
     st.divider()
-    st.page_link(nxt, label=f"Next: {label}", icon=icon)
+    st.page_link(nxt, label=_("Next: {page}").format(page=label), icon=icon)

@@ -22,6 +22,7 @@ from paradec.serving.lanes import QueueFull
 from paradec.traces.trace import Trace
 
 from . import offered, remote
+from .i18n import _
 from .settings import Settings
 
 MAX_RESULTS = 32  # live traces kept per process
@@ -55,7 +56,8 @@ def _loaded(runner, model: str):
     (paradec.cpu.kernels): say so while it runs."""
     if model in runner.specs():
         return runner.target(model)
-    with st.spinner("Loading the model (on a new machine, paradec also builds its CPU kernel once: about a minute)…"):
+    with st.spinner(_("Loading the model (on a new machine, paradec also builds its CPU kernel once: about a "
+                      "minute)…")):
         return _on_worker(lambda emit: runner.target(model))
 
 
@@ -144,9 +146,11 @@ def run(k: Key, progress=None, beside: Key | None = None) -> Trace:
 
 def _turn(k: Key, progress=None):
     """This run's turn on its model (QueueFull when too many wait)."""
+    text = _("waiting for the model: {ahead} run(s) ahead of yours")  # here: the callback may run on another thread
+
     def waiting(ahead: int) -> None:
         if progress:
-            progress(0.0, f"waiting for the model: {ahead} run(s) ahead of yours")
+            progress(0.0, text.format(ahead=ahead))
 
     runner = _runner(k.device, k.dtype)
     _loaded(runner, k.model)  # on the torch thread: the lane belongs to the model, and asking for it loads it
@@ -206,9 +210,14 @@ def errors() -> tuple[type, ...]:
     return (remote.BackendError, QueueFull, offered.Refused, *(e for e in found if e))
 
 
-@st.cache_resource(show_spinner="Measuring this machine (a second or two)…")
 def machine():
     """This machine's roofline, probed on one thread as the recorded traces were (cached on disk)."""
+    with st.spinner(_("Measuring this machine (a second or two)…")):  # shown after half a second: not on a hit
+        return _machine()
+
+
+@st.cache_resource(show_spinner=False)
+def _machine():
     from paradec import models
     from paradec.costs import machine as probe
 
@@ -225,14 +234,16 @@ def bench(s: Settings, prompts: dict[str, str]) -> dict:
     from paradec.bench import bench as run_bench
 
     if s.backend:
-        raise remote.BackendError("the small benchmark runs in this process, and this app sends live runs to a backend")
+        raise remote.BackendError(_("the small benchmark runs in this process, and this app sends live runs to a "
+                                    "backend"))
     offered.check_model(s.model, offered.fetched().get("model", []))
     device, dtype = _device()
     k = ("bench", s.model, device, dtype, tuple(prompts.items()), s.max_new_tokens, s.temperature, s.top_p, s.seed)
     hit = cached(k)
     if hit is None:
         rows = [{"id": n, "category": name, "prompt": p} for n, (name, p) in enumerate(prompts.items(), 1)]
-        options = Options(s.max_new_tokens, s.temperature, s.top_p, seed=s.seed, prompts="the app's preset prompts")
+        options = Options(s.max_new_tokens, s.temperature, s.top_p, seed=s.seed,
+                          prompts="the app's preset prompts")  # not taught: the results file's record
         runner = _runner(device, dtype)
         _loaded(runner, s.model)
         with runner.turn(s.model):
@@ -270,7 +281,8 @@ def fetch(preset, progress=None) -> dict[str, list[str]]:
     for m, path in zip(preset.models, paths):
         why = hub.vocab_mismatch(paths[0], path) if m.role == "draft" else ""
         if why:
-            raise hub.HubError(f"{m.repo} cannot draft for {preset.target.repo}: {why}")
+            raise hub.HubError(_("{draft} cannot draft for {target}: {why}").format(
+                draft=m.repo, target=preset.target.repo, why=why))
         folders.setdefault(m.role, []).append(str(path))
     return folders
 

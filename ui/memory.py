@@ -7,28 +7,38 @@ import streamlit as st
 from paradec.costs import memory_model
 from paradec.plots.style import MEASURED, MODEL
 
+from .i18n import N_, _
 from .style import header
+
+COLUMNS = {"preset": N_("preset"), "context": N_("context"), "method": N_("method"),  # the tables' words, shown
+           "vs AR": N_("vs AR")}
 
 
 def gpu_table() -> None:
-    header("Memory per method on the GPU presets, at 4k and 32k tokens of context", MODEL,
-           help="What each method adds to the target's weights and KV cache on the GPU presets: draft weights, heads "
-                "and their caches, computed from the models' shapes at 4k and 32k tokens of context.")
-    st.dataframe(memory_model.table(), hide_index=True)
-    st.caption(f"GiB. Weights in bf16 (the target; the draft or heads the method reads), the KV cache at the "
-               f"context plus a verify pass of {memory_model.VERIFY} tokens before its rejected rows are dropped "
-               "(a draft model's and an EAGLE head's one layer too), and a verify pass's activations (float32 "
-               "logits and one layer's transients). At 32k the KV cache, not the draft, is what grows.")
+    header(_("Memory per method on the GPU presets, at 4k and 32k tokens of context"), MODEL,
+           help=_("What each method adds to the target's weights and KV cache on the GPU presets: draft weights, "
+                  "heads and their caches, computed from the models' shapes at 4k and 32k tokens of context."))
+    st.dataframe([_columns(row) for row in memory_model.table()], hide_index=True)
+    st.caption(_("GiB. Weights in bf16 (the target; the draft or heads the method reads), the KV cache at the "
+                 "context plus a verify pass of {verify} tokens before its rejected rows are dropped (a draft "
+                 "model's and an EAGLE head's one layer too), and a verify pass's activations (float32 logits and "
+                 "one layer's transients). At 32k the KV cache, not the draft, is what grows.").format(
+        verify=memory_model.VERIFY))
+
+
+def _columns(row: dict) -> dict:
+    """A table row with its column words in the visitor's language (weights_target, kv... are the data's names)."""
+    return {_(COLUMNS[k]) if k in COLUMNS else k: v for k, v in row.items()}
 
 
 def bench_table(report: dict) -> None:
     mem = report.get("memory", {}).get("methods")
     if not mem:
         return
-    header("Memory per method, measured", MEASURED,
-           help="The peak memory each method used in the benchmark run, beside the target alone: what drafting costs "
-                "in memory on this machine.")
+    header(_("Memory per method, measured"), MEASURED,
+           help=_("The peak memory each method used in the benchmark run, beside the target alone: what drafting "
+                  "costs in memory on this machine."))
     ar = mem.get("ar", {}).get("peak")
-    st.dataframe([{"method": n, **{k: round(v / 2**20, 2) for k, v in m.items()},
-                   "vs AR": round(m["peak"] / ar, 2) if ar else None} for n, m in mem.items()], hide_index=True)
+    st.dataframe([{_("method"): n, **{k: round(v / 2**20, 2) for k, v in m.items()},
+                   _("vs AR"): round(m["peak"] / ar, 2) if ar else None} for n, m in mem.items()], hide_index=True)
     st.caption(f"MiB. {report['memory']['how']}.")

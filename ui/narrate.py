@@ -10,11 +10,19 @@ from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
 from paradec.traces.trace import Trace
 
+from .i18n import N_, _
+
 LAST = {
-    "bonus": "the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token",
-    "resampled": "after the rejection the target **resampled** from the residual",
-    "target": "the target picked its own token",
+    "bonus": N_("the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token"),
+    "resampled": N_("after the rejection the target **resampled** from the residual"),
+    "target": N_("the target picked its own token"),
 }
+STATUS = {"accepted": N_("accepted"), "rejected": N_("rejected"), "unreached": N_("unreached")}  # a node's status
+
+
+def status(value: str) -> str:
+    """A drafted token's status (accepted, rejected, unreached), in the visitor's language."""
+    return _(STATUS[value]) if value in STATUS else value
 
 
 def _q(trace: Trace, tok: int) -> str:
@@ -26,41 +34,54 @@ def step_story(trace: Trace, i: int) -> str:
     pend = _q(trace, pending_token(trace, i))
     if not s.nodes:
         cells = len(window(s).window_sees)  # Lookahead's window rides along, never a candidate
-        ride = f" (with {cells} window tokens riding along)" if cells else ""
-        return (f"**Step {i + 1}.** Nothing was drafted: one target forward after {pend}{ride} "
-                f"gives one token, {_q(trace, s.tokens[-1])}.")
+        if cells:
+            return _("**Step {n}.** Nothing was drafted: one target forward after {pending} (with {cells} window "
+                     "tokens riding along) gives one token, {token}.").format(
+                n=i + 1, pending=pend, cells=cells, token=_q(trace, s.tokens[-1]))
+        return _("**Step {n}.** Nothing was drafted: one target forward after {pending} gives one token, "
+                 "{token}.").format(n=i + 1, pending=pend, token=_q(trace, s.tokens[-1]))
     tested = [n for n in s.nodes if n.status != "unreached"]
     last = s.origins[-1]
     greedy = trace.sampling.get("temperature", 0) <= 0
-    tail = ("the target's own argmax replaces the rejected draft" if greedy and last == "resampled"
-            else LAST.get(last, ""))
-    text = (f"**Step {i + 1}.** The drafter proposed {len(s.nodes)} token(s) after {pend} "
-            f"({s.draft_forwards} draft forward(s)). ONE target forward over {s.verified} tokens checked them: "
-            f"{len(s.accepted)} of {len(tested)} tested were accepted")
-    if last != "accepted":
-        text += f"; {tail}: {_q(trace, s.tokens[-1])}"
-    return text + f". **{len(s.tokens)} token(s) committed** for one target forward."
+    tail = (_("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
+            else _(LAST[last]) if last in LAST else "")
+    proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
+                 "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    values = {"verified": s.verified, "accepted": len(s.accepted), "tested": len(tested)}
+    if last == "accepted":
+        checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
+                    "accepted.").format(**values)
+    else:
+        checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
+                    "accepted; {tail}: {token}.").format(**values, tail=tail, token=_q(trace, s.tokens[-1]))
+    committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
+    return f"{proposed} {checked} {committed}"
 
 
 def _p(n: Node) -> str:
-    return "p not recorded" if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
+    return _("p not recorded") if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
 
 
 def node_story(trace: Trace, n: Node, greedy: bool) -> str:
-    tok = _q(trace, n.token)
+    tok, verdict = _q(trace, n.token), status(n.status)
     if n.status == "unreached":
-        return f"{tok} was never tested: a token before it was rejected, so everything after it is thrown away."
+        return _("{token} was never tested: a token before it was rejected, so everything after it is thrown "
+                 "away.").format(token=tok)
     if greedy:
-        verdict = "is" if n.status == "accepted" else "is not"
-        return f"Greedy: {tok} {verdict} the target's most likely token ({_p(n)}), so it is **{n.status}**."
+        if n.status == "accepted":
+            return _("Greedy: {token} is the target's most likely token ({p}), so it is **{status}**.").format(
+                token=tok, p=_p(n), status=verdict)
+        return _("Greedy: {token} is not the target's most likely token ({p}), so it is **{status}**.").format(
+            token=tok, p=_p(n), status=verdict)
     if n.accept_prob is None:  # Medusa-2's typical acceptance: a threshold on p, no draw
-        return (f"The target gave {tok} {_p(n)}. It was tested by a threshold on p (typical acceptance, "
-                f"LOSSY), not by rejection sampling, so it is **{n.status}**.")
+        return _("The target gave {token} {p}. It was tested by a threshold on p (typical acceptance, LOSSY), not "
+                 "by rejection sampling, so it is **{status}**.").format(token=tok, p=_p(n), status=verdict)
     cmp = "<" if n.status == "accepted" else "≥"
-    return (f"The draft gave {tok} q = {n.q:.3f}, the target p = {n.p:.3f}. It is kept with probability "
-            f"min(1, p/q) = {n.accept_prob:.3f}; the uniform draw u = {n.u:.3f} {cmp} {n.accept_prob:.3f}, "
-            f"so it is **{n.status}**. Tokens the draft over-proposes (q > p) are cut back to p; "
-            "the residual max(0, p − q) gives back exactly the mass the draft under-proposed.")
+    return _("The draft gave {token} q = {q:.3f}, the target p = {p:.3f}. It is kept with probability "
+             "min(1, p/q) = {prob:.3f}; the uniform draw u = {u:.3f} {cmp} {prob:.3f}, so it is **{status}**. "
+             "Tokens the draft over-proposes (q > p) are cut back to p; the residual max(0, p − q) gives back "
+             "exactly the mass the draft under-proposed.").format(token=tok, q=n.q, p=n.p, prob=n.accept_prob,
+                                                                  u=n.u, cmp=cmp, status=verdict)
 
 
 def to_html(md: str) -> str:
@@ -72,7 +93,7 @@ def to_html(md: str) -> str:
 
 def _shape(s) -> str:
     chain = all(n.parent == k - 1 for k, n in enumerate(s.nodes))
-    return f"a {len(s.nodes)}-token chain" if chain else f"a {len(s.nodes)}-node tree"
+    return (_("a {n}-token chain") if chain else _("a {n}-node tree")).format(n=len(s.nodes))
 
 
 def lesson(trace: Trace) -> int:
@@ -91,7 +112,7 @@ def lesson_note(trace: Trace) -> str:
     i = lesson(trace)
     s = trace.steps[i]
     if not s.nodes:
-        return ("Nothing is drafted in this run: every step is one target forward and one token. "
-                "Press **Play** to watch the text grow.")
-    return (f"**Step {i + 1}** is the first step worth seeing: {_shape(s)} drafted, "
-            f"{len(s.accepted)} accepted. A new run opens on it; **First** goes back to the start.")
+        return _("Nothing is drafted in this run: every step is one target forward and one token. "
+                 "Press **Play** to watch the text grow.")
+    return _("**Step {n}** is the first step worth seeing: {shape} drafted, {accepted} accepted. A new run opens "
+             "on it; **First** goes back to the start.").format(n=i + 1, shape=_shape(s), accepted=len(s.accepted))

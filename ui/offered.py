@@ -14,6 +14,8 @@ import streamlit as st
 from paradec.serving.production import config as engine_config
 from paradec.tuning import preset_file, presets
 
+from .i18n import _
+
 BACKEND = "PARADEC_BACKEND"  # URL of `python -m paradec serve` that runs live traces; unset: this process
 MODELS = "PARADEC_MODELS"  # comma-separated hub ids or folders offered besides the embedded model
 DRAFTS = "PARADEC_DRAFTS"  # drafts offered besides trained and self:N
@@ -37,7 +39,8 @@ def backend() -> str:
     refused as a whole rather than guessed at."""
     url = os.environ.get(BACKEND, "").strip().rstrip("/")
     if url and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
-        raise Refused(f"{BACKEND} must be an http(s) URL such as http://gpu-box:8765, got {url[:80]!r}")
+        raise Refused(_("{variable} must be an http(s) URL such as http://gpu-box:8765, got {url}").format(
+            variable=BACKEND, url=repr(url[:80])))
     return url
 
 
@@ -57,21 +60,22 @@ def models(fetched: list[str] = ()) -> list[str]:
 
 def check_model(spec: str, fetched: list[str] = ()) -> None:
     if spec not in models(fetched):
-        raise Refused(f"model {spec[:80]!r} is not offered here (the operator lists models in {MODELS})")
+        raise Refused(_("model {model} is not offered here (the operator lists models in {variable})").format(
+            model=repr(spec[:80]), variable=MODELS))
 
 
 def check_draft(spec: str, fetched: list[str] = ()) -> None:
     if not (spec == "trained" or SELF_DRAFT.fullmatch(spec) or spec in _listed(DRAFTS) or spec in fetched):
-        raise Refused(f"draft {spec[:80]!r} is not offered here: trained, self:N (N layers of the target), "
-                      f"or one the operator lists in {DRAFTS}")
+        raise Refused(_("draft {draft} is not offered here: trained, self:N (N layers of the target), or one the "
+                        "operator lists in {variable}").format(draft=repr(spec[:80]), variable=DRAFTS))
 
 
 def check_weights(named: dict[str, str], fetched: list[str] = ()) -> None:
     """named: the run's parameters that name weights (paradec.methods.weights_named)."""
     for name, value in named.items():
         if value not in _listed(WEIGHTS) and value not in fetched:
-            raise Refused(f"{name} {value[:80]!r} is not offered here: the shipped weights, or ones the operator "
-                          f"lists in {WEIGHTS}")
+            raise Refused(_("{name} {value} is not offered here: the shipped weights, or ones the operator lists "
+                            "in {variable}").format(name=name, value=repr(value[:80]), variable=WEIGHTS))
 
 
 @st.cache_resource(show_spinner=False)
@@ -88,7 +92,8 @@ def preset_settings(method: str) -> dict:
     try:
         return preset_file.settings(_preset(path, os.stat(path).st_mtime), method)
     except OSError as e:
-        raise Refused(f"{PRESET}: cannot read {path}: {e.strerror}") from None
+        raise Refused(_("{variable}: cannot read {path}: {error}").format(variable=PRESET, path=path,
+                                                                          error=e.strerror)) from None
     except preset_file.PresetError as e:
         raise Refused(f"{PRESET}: {e}") from None
 

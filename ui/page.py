@@ -10,6 +10,7 @@ import streamlit as st
 from paradec.traces.trace import Trace, TraceError
 
 from . import classroom, live, presenter, sources
+from .i18n import N_, _
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
@@ -45,12 +46,12 @@ def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft
     classroom.note()
     # One row that wraps on a narrow screen: each button as wide as its label, never cut.
     row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
-    _intro(row.popover("About this method", icon=":material/info:") if presenter.on() else about, intro, more)
-    with row.popover("How it works", icon=":material/school:"):
+    _intro(row.popover(_("About this method"), icon=":material/info:") if presenter.on() else about, intro, more)
+    with row.popover(_("How it works"), icon=":material/school:"):
         st.markdown(how)
-    with row.popover("Parameters", icon=":material/tune:"):
+    with row.popover(_("Parameters"), icon=":material/tune:"):
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
-    with row.popover("Import", icon=":material/upload_file:"):
+    with row.popover(_("Import"), icon=":material/upload_file:"):
         import_box(method)
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
@@ -68,7 +69,7 @@ def _intro(where, intro: str, more: str) -> None:
     with where:
         st.markdown(intro)
         if more:
-            with st.expander("The numbers behind this page, on this machine"):
+            with st.expander(_("The numbers behind this page, on this machine")):
                 st.markdown(more)
 
 
@@ -76,8 +77,8 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
     try:
         figs = replay(trace, ns, k, panels, extra)
     except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
-        st.error(f"This trace cannot be drawn here ({type(e).__name__}: {str(e).strip()[:200] or 'no message'}). "
-                 "Drop it, or open a trace recorded by paradec.")
+        st.error(_("This trace cannot be drawn here ({error}: {message}). Drop it, or open a trace recorded by "
+                   "paradec.").format(error=type(e).__name__, message=str(e).strip()[:200] or _("no message")))
         return
     share(trace, figs, ns, params)
 
@@ -85,15 +86,19 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
 def _describe(t: Trace, short: bool = False) -> str:
     """The replayed run in one line; short: its method, sampling, tokens and τ (presenter mode)."""
     temp = t.sampling.get("temperature", 0)
-    mode = ("greedy" if temp <= 0
-            else f"sampling T={temp}, top-p={t.sampling.get('top_p', 1)}, seed={t.sampling.get('seed')}")
-    draft = f" · draft: {t.draft_model}" if t.draft_model else ""
-    params = ", ".join(f"{k} = {v if v != '' else 'default'}" for k, v in (t.params or {}).items())
+    mode = (_("greedy") if temp <= 0
+            else _("sampling T={temperature}, top-p={top_p}, seed={seed}").format(
+                temperature=temp, top_p=t.sampling.get("top_p", 1), seed=t.sampling.get("seed")))
+    draft = " · " + _("draft: {model}").format(model=t.draft_model) if t.draft_model else ""
+    params = ", ".join(f"{k} = {v if v != '' else _('default')}" for k, v in (t.params or {}).items())
     params = f" ({params})" if params else ""
+    values = {"method": t.method, "mode": mode, "tokens": t.new_tokens, "steps": len(t.steps), "tau": t.tau}
     if short:
-        return f"Trace: {t.method} · {mode} · {t.new_tokens} tokens in {len(t.steps)} target forwards (τ = {t.tau:.2f})"
-    return (f"Trace: {t.method}{params} · {t.model}{draft} · {mode} · {t.new_tokens} tokens in {len(t.steps)}"
-            f" target forwards (τ = {t.tau:.2f}) · {t.device}/{t.dtype} · prompt: “{t.prompt[:80]}”")
+        return _("Trace: {method} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})").format(
+            **values)
+    return _("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
+             "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
+        **values, params=params, model=t.model, draft=draft, device=t.device, dtype=t.dtype, prompt=t.prompt[:80])
 
 
 def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace | None, live.Key | None]:
@@ -101,7 +106,7 @@ def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[T
     run's key (None for a file)."""
     imported = sources.imported(method)
     if imported is not None:
-        if not where.button("Showing your imported trace: drop it", key=f"{method}.drop", icon=":material/close:"):
+        if not where.button(_("Showing your imported trace: drop it"), key=f"{method}.drop", icon=":material/close:"):
             return imported, None
         sources.drop_imported(method)
     if current().live:
@@ -114,12 +119,13 @@ def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[T
 def _recorded(method: str, where) -> Trace | None:
     files = sources.recorded(method)
     if not files:
-        st.warning(f"No recorded trace for {method!r} in assets/traces: run `make traces`, or switch to live.")
+        st.warning(_("No recorded trace for {method!r} in assets/traces: run `make traces`, or switch to "
+                     "live.").format(method=method))
         return None
     names = list(files)
     wanted = st.query_params.get("trace")
     first = names.index("greedy") if "greedy" in names else 0  # sps also has a trace per draft-length rule
-    pick = where.radio("Recorded trace", names, index=names.index(wanted) if wanted in names else first,
+    pick = where.radio(_("Recorded trace"), names, index=names.index(wanted) if wanted in names else first,
                     horizontal=True, key=f"{method}.recorded")
     st.query_params["trace"] = pick
     trace = sources.load(files[pick])
@@ -136,14 +142,14 @@ def _live(method: str, params: dict, draft_spec: str | None, where) -> tuple[Tra
         return None
     trace, failed = live.cached(key), st.session_state.pop(f"{method}.failed", None)
     if trace is None:
-        where.button("Run live on these settings", type="primary", key=f"{method}.run",
+        where.button(_("Run live on these settings"), type="primary", key=f"{method}.run",
                      icon=":material/play_circle:", on_click=_run, args=(method, key))
     if failed:
         st.error(failed)
         return None
     if trace is None:
-        st.info("Live mode: press **Run live** to decode with the sidebar and parameter settings. "
-                "Until then, the recorded trace:")
+        st.info(_("Live mode: press **Run live** to decode with the sidebar and parameter settings. "
+                  "Until then, the recorded trace:"))
         return None
     return trace, key
 
@@ -153,7 +159,7 @@ def _run(method: str, key: live.Key) -> None:
     nothing to draw meanwhile (it drew the rerun's first elements on the cores the decode ran on, a quarter
     slower). Its progress bar stands at the top of the page while it lasts; the rerun finds the traces cached."""
     try:
-        _with_bar(key, "decoding, then AR on the same settings", beside=_ar(key))
+        _with_bar(key, _("decoding, then AR on the same settings"), beside=_ar(key))
     except live.errors() as e:
         st.session_state[f"{method}.failed"] = str(e)
 
@@ -184,25 +190,28 @@ def _versus_ar(key: live.Key, trace: Trace, where) -> None:
     """The live run's speed-up over AR on the same model, prompt and sampling, decoded in this process."""
     try:
         with where.container():
-            ar = _with_bar(_ar(key), "timing AR on the same settings")
+            ar = _with_bar(_ar(key), _("timing AR on the same settings"))
     except live.errors() as e:
-        where.error(f"No AR baseline: {e}")
+        where.error(_("No AR baseline: {error}").format(error=e))
         return
-    same = "identical tokens" if ar.token_ids == trace.token_ids else "different tokens (sampling, or bfloat16 ties)"
-    where.info(f"**{trace.speedup_over(ar):.2f}x AR** on this prompt and these settings: "
-               f"{trace.new_tokens / max(trace.wall_s, 1e-9):.1f} against {ar.new_tokens / max(ar.wall_s, 1e-9):.1f} "
-               f"tokens/s, τ {trace.tau:.2f}, {same}. Both decoded in this process, one after the other "
-               "(MEASURED; one prompt: the Benchmark page has many).", icon=":material/speed:")
+    same = (_("identical tokens") if ar.token_ids == trace.token_ids
+            else _("different tokens (sampling, or bfloat16 ties)"))
+    where.info(_("**{speedup:.2f}x AR** on this prompt and these settings: {rate:.1f} against {ar_rate:.1f} tokens/s, "
+                 "τ {tau:.2f}, {same}. Both decoded in this process, one after the other (MEASURED; one prompt: the "
+                 "Benchmark page has many).").format(
+        speedup=trace.speedup_over(ar), rate=trace.new_tokens / max(trace.wall_s, 1e-9),
+        ar_rate=ar.new_tokens / max(ar.wall_s, 1e-9), tau=trace.tau, same=same), icon=":material/speed:")
 
 
-PAGE_NAMES = {"ar": "Autoregressive", "sps": "Speculative sampling", "pld": "Prompt lookup", "jacobi": "Jacobi",
-              "cllm": "Jacobi", "lookahead": "Lookahead", "medusa": "Medusa", "eagle": "EAGLE-1/2/3 (version EAGLE-1)",
-              "eagle2": "EAGLE-1/2/3 (version EAGLE-2)", "eagle3": "EAGLE-1/2/3 (version EAGLE-3)",
-              "early_exit": "Early exit", "mirror": "Parallel draft-and-verify"}  # the sidebar's names
+PAGE_NAMES = {"ar": N_("Autoregressive"), "sps": N_("Speculative sampling"), "pld": N_("Prompt lookup"),
+              "jacobi": "Jacobi", "cllm": "Jacobi", "lookahead": "Lookahead", "medusa": "Medusa",
+              "eagle": N_("EAGLE-1/2/3 (version EAGLE-1)"), "eagle2": N_("EAGLE-1/2/3 (version EAGLE-2)"),
+              "eagle3": N_("EAGLE-1/2/3 (version EAGLE-3)"), "early_exit": N_("Early exit"),
+              "mirror": N_("Parallel draft-and-verify")}  # the sidebar's names (method names stay as they are)
 
 
 def import_box(method: str) -> None:
-    up = st.file_uploader("Import a trace (JSON)", type=["json"], key=f"{method}.upload")
+    up = st.file_uploader(_("Import a trace (JSON)"), type=["json"], key=f"{method}.upload")
     if up is None:
         return
     parsed = f"{method}.upload.parsed"  # the uploader keeps its file across reruns: parse it once
@@ -210,8 +219,8 @@ def import_box(method: str) -> None:
         try:
             st.session_state[parsed] = (up.file_id, *sources.import_trace(up.getvalue()))
         except TraceError as e:
-            st.session_state[parsed] = (up.file_id, None, f"Not imported: {e}")
-    _, trace, note = st.session_state[parsed]
+            st.session_state[parsed] = (up.file_id, None, _("Not imported: {error}").format(error=e))
+    __, trace, note = st.session_state[parsed]
     if trace is None:
         st.error(note)
         return
@@ -219,5 +228,5 @@ def import_box(method: str) -> None:
         st.info(note)
     sources.keep_imported(trace)
     if sources.page_of(trace.method) != method:
-        st.warning(f"This is a {trace.method!r} trace: the {PAGE_NAMES.get(trace.method, trace.method)} page "
-                   "replays it.")
+        page = _(PAGE_NAMES[trace.method]) if trace.method in PAGE_NAMES else trace.method
+        st.warning(_("This is a {method!r} trace: the {page} page replays it.").format(method=trace.method, page=page))

@@ -3,30 +3,38 @@
 // Playing never waits on the server; the step goes back to Python (setStateValue) when it stops,
 // and the panels that Python draws below wait, dimmed, until then. Keys, unless the focus is where they
 // mean something else: Space plays or pauses, ← and → step, Home and End go to the first and last step.
+// Its words come from Python in the visitor's language (data.labels, ui/player.py); these are the English.
 const SPEEDS = [0.5, 1, 2, 4];
-const BUTTONS = [["first", "« First", "first step (Home)"], ["back", "‹ Back", "previous step (←)"],
-                 ["play", "▶ Play", "play / pause (Space)"], ["next", "Next ›", "next step (→)"],
-                 ["last", "Last »", "last step (End)"]];
+const BUTTONS = ["first", "back", "play", "next", "last"];
+const LABELS = {first: "« First", first_title: "first step (Home)", back: "‹ Back", back_title: "previous step (←)",
+                play: "▶ Play", pause: "❚❚ Pause", play_title: "play / pause (Space)", next: "Next ›",
+                next_title: "next step (→)", last: "Last »", last_title: "last step (End)", speed: "steps/s",
+                scrubber: "step (← → Home End)", step: "Step {i} of {n}",
+                playing: "Playing: the panels below the player catch up with step {i} when you pause.",
+                loading: "Loading step {i}…"};
 const KEYS = {" ": "play", ArrowLeft: "back", ArrowRight: "next", Home: "first", End: "last"};
 // Where keys already mean something (typing, choosing, another button): the player leaves them alone.
 const TAKES_KEYS = "input, textarea, select, button, [contenteditable]:not([contenteditable='false']), " +
   "[role=slider], [role=spinbutton], [role=combobox], [role=listbox], [role=textbox], [role=radio], " +
   "[role=checkbox], [role=switch], [role=tab], [role=menuitem], [role=option]";
 
+function fill(text, values) {  // "Step {i} of {n}" with its values
+  return text.replace(/\{(\w+)\}/g, (all, name) => (name in values ? String(values[name]) : all));
+}
+
 function build(root) {
   const P = {root, i: 1, n: 1, speed: 1, timer: null, frames: [], framesKey: null, pyStep: null, figs: {},
-             want: {}, drawn: {}, inView: new Set(), stills: new Map(), width: 0, fit: {}};
+             want: {}, drawn: {}, inView: new Set(), stills: new Map(), width: 0, fit: {}, labels: LABELS};
   P.wrap = el("div", "pd-player", root);
   const bar = el("div", "pd-bar", P.wrap);
   P.buttons = {};
-  for (const [name, text, title] of BUTTONS) {
-    const b = el("button", "pd-btn pd-" + name, bar, text);
-    b.title = title;
+  for (const name of BUTTONS) {
+    const b = el("button", "pd-btn pd-" + name, bar);
     b.type = "button";
     P.buttons[name] = b;
   }
   const speeds = el("span", "pd-speeds", bar);
-  el("span", "pd-speed-label", speeds, "steps/s");
+  P.speedLabel = el("span", "pd-speed-label", speeds);
   P.speedButtons = SPEEDS.map((s) => {
     const b = el("button", "pd-btn pd-speed", speeds, String(s));
     b.type = "button";
@@ -38,7 +46,6 @@ function build(root) {
   P.range = el("input", "pd-range", P.wrap);
   P.range.type = "range";
   P.range.min = 1;
-  P.range.setAttribute("aria-label", "step (← → Home End)");
   P.note = el("div", "pd-note", P.wrap);
   P.story = el("div", "pd-story", P.wrap);
   P.stage = el("div", "pd-stage", P.wrap);
@@ -49,9 +56,21 @@ function build(root) {
   P.buttons.play.onclick = () => (P.timer ? pause(P) : play(P));
   P.range.oninput = () => { stopTimer(P); show(P, Number(P.range.value)); };
   P.range.onchange = () => report(P);
+  relabel(P, LABELS);
   watch(P);
   keys(P);
   return P;
+}
+
+function relabel(P, labels) {  // the player's words, in the visitor's language (English where Python sent none)
+  P.labels = Object.assign({}, LABELS, labels || {});
+  for (const name of BUTTONS) {
+    P.buttons[name].textContent = P.labels[name];
+    P.buttons[name].title = P.labels[name + "_title"];
+  }
+  P.speedLabel.textContent = P.labels.speed;
+  P.range.setAttribute("aria-label", P.labels.scrubber);
+  P.labelsText = JSON.stringify(labels || {});
 }
 
 function keys(P) {
@@ -116,15 +135,14 @@ function stopTimer(P) {
 }
 
 function playing(P, on) {
-  P.buttons.play.textContent = on ? "❚❚ Pause" : "▶ Play";
+  P.buttons.play.textContent = on ? P.labels.pause : P.labels.play;
   P.root.dataset.playing = on ? "1" : "0";
   document.querySelectorAll(".st-key-pd-details-" + P.ns).forEach((d) => d.classList.toggle("pd-dim", on));
   note(P);
 }
 
 function note(P) {
-  P.note.textContent = P.timer ? `Playing: the panels below the player catch up with step ${P.i} when you pause.`
-    : "";
+  P.note.textContent = P.timer ? fill(P.labels.playing, {i: P.i}) : "";
 }
 
 function report(P) {
@@ -138,7 +156,7 @@ function show(P, i) {
   i = Math.min(Math.max(1, i), P.n);
   P.i = i;
   P.range.value = i;
-  P.label.textContent = `Step ${i} of ${P.n}`;
+  P.label.textContent = fill(P.labels.step, {i, n: P.n});
   P.root.dataset.step = i;
   P.buttons.first.disabled = P.buttons.back.disabled = i === 1;
   P.buttons.next.disabled = P.buttons.last.disabled = i === P.n;
@@ -146,7 +164,7 @@ function show(P, i) {
   if (!f) {  // a long trace comes in windows of steps: ask Python for the one with this step
     P.resume = !!P.timer;
     stopTimer(P);
-    P.story.textContent = `Loading step ${i}…`;
+    P.story.textContent = fill(P.labels.loading, {i});
     P.storyOf = null;
     if (P.setState) P.setState("step", [i, Date.now()]);
     return;
@@ -199,6 +217,10 @@ export default function (component) {
   }
   P.setState = setStateValue;
   P.ns = data.ns;
+  if (JSON.stringify(data.labels || {}) !== P.labelsText) {  // another language: the new words, playing or not
+    relabel(P, data.labels);
+    playing(P, !!P.timer);
+  }
   // A new key is a new trace, unless its steps are the very ones shown (a page that rebuilt its trace object):
   // then playing goes on.
   const fresh = data.key !== P.framesKey && (data.frames !== P.framesText || JSON.stringify(data.panels) !==

@@ -11,10 +11,25 @@ from pathlib import Path
 
 import streamlit as st
 
+from .i18n import _, lang
+
 HERE = Path(__file__).resolve().parent
 _JS = "\n".join((HERE / name).read_text() for name in ("player_stage.js", "player.js"))  # one module
 _PLAYER = st.components.v2.component("paradec.player", js=_JS, css=(HERE / "player.css").read_text(),
                                      isolate_styles=False)
+
+
+def labels() -> dict[str, str]:
+    """Every word the browser's player shows, in the visitor's language (ui/player.js keeps the English as its
+    default); {i} and {n} are the step and the number of steps, filled in there."""
+    return {"first": _("« First"), "first_title": _("first step (Home)"),
+            "back": _("‹ Back"), "back_title": _("previous step (←)"),
+            "play": _("▶ Play"), "pause": _("❚❚ Pause"), "play_title": _("play / pause (Space)"),
+            "next": _("Next ›"), "next_title": _("next step (→)"),
+            "last": _("Last »"), "last_title": _("last step (End)"),
+            "speed": _("steps/s"), "scrubber": _("step (← → Home End)"), "step": _("Step {i} of {n}"),
+            "playing": _("Playing: the panels below the player catch up with step {i} when you pause."),
+            "loading": _("Loading step {i}…")}
 
 
 def _k(ns: str, what: str) -> str:
@@ -50,8 +65,9 @@ def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False) 
     """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show. presenter: the
     draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once."""
     step = init(ns, n, start)
-    _PLAYER(key=_k(ns, "player"), data={**stage, "ns": ns, "step": step, "presenter": presenter},
-            on_step_change=partial(_moved, ns))
+    data = {**stage, "key": f"{stage['key']}:{lang()}", "ns": ns, "step": step, "presenter": presenter,
+            "labels": labels()}  # the key names the language: another one is other frames, boxes and words
+    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns))
     st.query_params["step"] = str(st.session_state[_k(ns, "step")])
     return st.session_state[_k(ns, "step")] - 1
 

@@ -7,6 +7,8 @@ from contextlib import nullcontext
 
 import streamlit as st
 
+from .i18n import _
+
 KEY = "presenter"
 FLAG = "present"  # the URL's flag: ?present=1
 CHART_FONT = 16  # px: read from the back of a classroom
@@ -25,8 +27,8 @@ def on() -> bool:
 
 def toggle() -> None:
     """The sidebar's switch; it keeps the URL in step, so a shared link opens in the same mode."""
-    st.toggle("Presenter mode", key=KEY, help="For a projector: three lines of what to notice, the tree and "
-              "mask beside the player, details folded, larger chart text. A link with ?present=1 opens in it.")
+    st.toggle(_("Presenter mode"), key=KEY, help=_("For a projector: three lines of what to notice, the tree and "
+              "mask beside the player, details folded, larger chart text. A link with ?present=1 opens in it."))
     if on():
         st.query_params[FLAG] = "1"
     else:
@@ -34,14 +36,17 @@ def toggle() -> None:
 
 
 def fold(label: str):
-    """Where a page's long parts go: an expander, folded, in presenter mode; the page itself otherwise."""
+    """Where a page's long parts go: an expander, folded, in presenter mode; the page itself otherwise (label: in
+    the visitor's language)."""
     return st.expander(label, expanded=False) if on() else nullcontext()
 
 
 def notice(lines: tuple[str, ...]) -> None:
-    """The page's three lines of what to notice (presenter mode only: the intro says it at length)."""
+    """The page's three lines of what to notice (presenter mode only: the intro says it at length), in the
+    visitor's language."""
     if on() and lines:
-        st.info("**What to notice**\n\n" + "\n".join(f"- {line}" for line in lines), icon=":material/visibility:")
+        st.info(_("**What to notice**") + "\n\n" + "\n".join(f"- {line}" for line in lines),
+                icon=":material/visibility:")
 
 
 def chart_font(fig):

@@ -1,5 +1,6 @@
 """The app's client of `python -m paradec serve`: a run sent to a backend (a GPU box), its trace
-back. Standard library only, so a front end that drives a backend never imports torch."""
+back. Standard library only (and the app's translations), so a front end that drives a backend never imports
+torch."""
 from __future__ import annotations
 
 import http.client
@@ -11,7 +12,15 @@ from urllib.parse import urlsplit
 
 from paradec.traces.trace import MAX_TRACE_BYTES, Trace, TraceError
 
+from .i18n import N_, _
+
 TIMEOUT_S = 600  # a long run on a busy backend: the service answers only when it is done
+# What a call's answer() says when it fails; answer() may run on a worker thread, which does not know the
+# visitor's language, so each call translates them when it is made (on the script's thread).
+STOPPED = N_("the run was stopped")
+REFUSED = N_("the backend refused the run ({status}): {message}")
+UNREACHABLE = N_("cannot reach the backend at {url}: {error}")
+WAITING = N_("waiting for the backend…")
 
 
 class BackendError(RuntimeError):
@@ -40,31 +49,34 @@ def run(url: str, body: dict, progress: Callable[[float, str], None] | None = No
     try:
         trace = Trace.from_json(raw)  # the loader's limits and checks: a backend is another machine
     except TraceError as e:
-        raise BackendError(f"the backend at {url} sent something that is not a trace: {e}") from None
+        raise BackendError(_("the backend at {url} sent something that is not a trace: {error}").format(
+            url=url, error=e)) from None
     if progress:
-        progress(1.0, f"done: waited {float(headers.get('X-Paradec-Wait-S', 0)):.1f} s behind "
-                      f"{headers.get('X-Paradec-Ahead', '?')} run(s) on the backend")
+        progress(1.0, _("done: waited {wait:.1f} s behind {ahead} run(s) on the backend").format(
+            wait=float(headers.get("X-Paradec-Wait-S", 0)), ahead=headers.get("X-Paradec-Ahead", "?")))
     return trace
 
 
 def queue(url: str) -> dict:
     """The backend's queues: model -> {running, waiting, capacity}."""
-    raw, _ = _Call(f"{url.rstrip('/')}/queue", None, 5).answer()
+    raw = _Call(f"{url.rstrip('/')}/queue", None, 5).answer()[0]
     try:
         return json.loads(raw)
     except ValueError as e:
-        raise BackendError(f"the backend at {url} answered something unreadable: {e}") from None
+        raise BackendError(_("the backend at {url} answered something unreadable: {error}").format(
+            url=url, error=e)) from None
 
 
 def _queue_text(url: str, model: str | None) -> str:
     try:
         lanes = queue(url)
     except BackendError:
-        return "waiting for the backend…"
+        return _(WAITING)
     lane = lanes.get(model) if model else next(iter(lanes.values()), None)
     if not lane:
-        return "waiting for the backend…"
-    return f"on the backend: {'a run decoding' if lane['running'] else 'idle'}, {lane['waiting']} waiting"
+        return _(WAITING)
+    return (_("on the backend: a run decoding, {waiting} waiting") if lane["running"] else
+            _("on the backend: idle, {waiting} waiting")).format(waiting=lane["waiting"])
 
 
 class _Call:
@@ -72,9 +84,10 @@ class _Call:
 
     def __init__(self, url: str, body: dict | None, timeout: float):
         self.url, self.body, self.timeout, self.dropped = url, body, timeout, False
+        self.said = {STOPPED: _(STOPPED), REFUSED: _(REFUSED), UNREACHABLE: _(UNREACHABLE)}  # see STOPPED
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BackendError(f"the backend URL {url[:80]!r} is not an http(s) URL")
+            raise BackendError(_("the backend URL {url} is not an http(s) URL").format(url=repr(url[:80])))
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.conn = kind(parts.hostname, parts.port, timeout=timeout)
@@ -85,15 +98,16 @@ class _Call:
         try:
             self.conn.connect()
             if self.dropped:  # dropped while connecting
-                raise BackendError("the run was stopped")
+                raise BackendError(self.said[STOPPED])
             self.conn.request("GET" if data is None else "POST", self.path, data, {"Content-Type": "application/json"})
             r = self.conn.getresponse()
             raw = r.read(MAX_TRACE_BYTES + 1)
             if r.status >= 400:
-                raise BackendError(f"the backend refused the run ({r.status}): {_message(raw, r.reason)}")
+                raise BackendError(self.said[REFUSED].format(status=r.status, message=_message(raw, r.reason)))
             return raw, r.headers
         except (OSError, http.client.HTTPException) as e:
-            raise BackendError(f"cannot reach the backend at {self.url}: {getattr(e, 'strerror', None) or e}") from None
+            raise BackendError(self.said[UNREACHABLE].format(
+                url=self.url, error=getattr(e, "strerror", None) or e)) from None
         finally:
             self.conn.close()
 

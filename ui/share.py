@@ -7,6 +7,7 @@ import streamlit as st
 from paradec.traces.trace import Trace
 
 from . import classroom
+from .i18n import _
 from .sidebar import current
 
 
@@ -18,19 +19,20 @@ def figures_html(figs: dict, title: str) -> str:
 
 
 def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None:
-    with st.expander("Share: export this trace, these figures, a classroom link to this step"):
+    with st.expander(_("Share: export this trace, these figures, a classroom link to this step")):
         c1, c2 = st.columns(2)
-        c1.download_button("Trace (JSON)", trace.to_json, f"paradec-{trace.method}.json", "application/json",
+        c1.download_button(_("Trace (JSON)"), trace.to_json, f"paradec-{trace.method}.json", "application/json",
                            key=f"{ns}.dl_json", on_click="ignore")
         step = st.query_params.get("step", "1")
-        c2.download_button("Figures of this step (HTML)",
-                           lambda: figures_html(figs, f"paradec {trace.method} step {step}"),
+        title = _("paradec {method} step {step}").format(method=trace.method, step=step)
+        c2.download_button(_("Figures of this step (HTML)"), lambda: figures_html(figs, title),
                            f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html",
                            on_click="ignore")
-        st.caption("PNG: the camera icon at the top right of each chart saves it.")
+        st.caption(_("PNG: the camera icon at the top right of each chart saves it."))
         url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"))
-        st.markdown("**Classroom link** (copy it with the icon on the right): every student who opens it gets "
-                    "this page with this prompt, sampling, trace source, parameters and step.")
+        st.markdown(_("**Classroom link** (copy it with the icon on the right): every student who opens it gets "
+                      "this page with this prompt, sampling, trace source, parameters and step."))
         st.code(url, language=None)
         if not whole:
-            st.caption(f"The prompt is longer than {classroom.MAX_PROMPT} characters: the link leaves it out.")
+            st.caption(_("The prompt is longer than {n} characters: the link leaves it out.").format(
+                n=classroom.MAX_PROMPT))

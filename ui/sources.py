@@ -11,6 +11,8 @@ import streamlit as st
 from paradec.traces.trace import Trace, TraceError
 from paradec.traces.trace_check import MAX_MASK_CELLS, MAX_TOKENS, drawable
 
+from .i18n import _
+
 TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
 ARENA_DIR = TRACE_DIR / "arena"
 MEDUSA_TREES_DIR = TRACE_DIR / "medusa-trees"  # one Medusa run per tree preset, on one prompt
@@ -68,16 +70,17 @@ def import_trace(data: bytes) -> tuple[Trace, str | None]:
     what the panels rely on (paradec.traces.trace_check), so a hand-edited file fails with a message. A trace
     larger than a page draws within its budget is cut to its first steps: the second value says so."""
     if len(data) > MAX_UPLOAD:
-        raise TraceError(f"the file is larger than the {MAX_UPLOAD // 2**20} MiB a page imports: record fewer "
-                         "tokens (python -m paradec run --max-new-tokens N --trace FILE)")
+        raise TraceError(_("the file is larger than the {mib} MiB a page imports: record fewer tokens "
+                           "(python -m paradec run --max-new-tokens N --trace FILE)").format(mib=MAX_UPLOAD // 2**20))
     trace = Trace.from_json(data)
     if not trace.steps:
-        raise TraceError("this trace has no steps to replay")
+        raise TraceError(_("this trace has no steps to replay"))
     n = drawable(trace)
     if n == len(trace.steps):
         return trace, None
-    note = (f"Only the first {n} of its {len(trace.steps)} steps are replayed: a page draws at most "
-            f"{MAX_MASK_CELLS:,} attention-mask cells and {MAX_TOKENS:,} committed tokens of one trace.")
+    note = _("Only the first {n} of its {total} steps are replayed: a page draws at most {cells:,} attention-mask "
+             "cells and {tokens:,} committed tokens of one trace.").format(n=n, total=len(trace.steps),
+                                                                        cells=MAX_MASK_CELLS, tokens=MAX_TOKENS)
     return first_steps(trace, n), note
 
 

@@ -21,6 +21,7 @@ from paradec.plots.tree import tree_spec
 from paradec.traces.trace import Trace
 
 from . import narrate
+from .i18n import N_, _, lang
 from .style import MEANING
 
 WINDOW = 64  # steps drawn ahead at once: every step of a recorded trace, a block of a long live one
@@ -30,7 +31,8 @@ Figures = Callable[[Trace, int], dict[str, go.Figure | dict | str]]  # a method'
 
 @dataclass(frozen=True)
 class Panel:
-    """One box of the stage: a figure (or HTML) with its title, honesty labels and help."""
+    """One box of the stage: a figure (or HTML) with its title, honesty labels and help. Title, help and caption
+    are the English (marked N_ where defined): spec() gives them in the visitor's language."""
     name: str
     title: str
     help: str
@@ -40,9 +42,9 @@ class Panel:
     html: bool = False
 
     def spec(self) -> dict:
-        badges = [{"kind": x.replace(" ", "_"), "text": x, "help": MEANING[x]} for x in self.labels]
-        return {"name": self.name, "title": self.title, "help": self.help, "width": self.width,
-                "badges": badges, "caption": self.caption, "html": self.html}
+        badges = [{"kind": x.replace(" ", "_"), "text": x, "help": _(MEANING[x])} for x in self.labels]
+        return {"name": self.name, "title": _(self.title), "help": _(self.help), "width": self.width,
+                "badges": badges, "caption": _(self.caption), "html": self.html}
 
 
 @dataclass(frozen=True)
@@ -54,15 +56,17 @@ class Extra:
     story: Callable[[Trace, int], str] | None = None
 
 
-STREAM = Panel("stream", "Token stream", "The answer so far, each token coloured by how it was committed (legend "
-               "on top); the highlighted tokens are this step's. Struck through: this step's rejected draft.",
-               html=True)
-TREE = Panel("tree", "Draft tree (accepted path in bold)", "Every token drafted this step, hanging off the pending "
-             "token (the square, depth 0). Green: accepted; red: rejected; grey: never tested. The bold path is "
-             "what the target kept; the diamond is its own token after it.")
-MASK_HELP = ("Which token of the verify pass may look at which (green = may attend). Each drafted token sees the "
-             "context and its own ancestors only, so one forward pass checks every branch at once.")
-MASK_CAPTION = "Hover a cell: who sees what, and why."
+STREAM = Panel("stream", N_("Token stream"), N_("The answer so far, each token coloured by how it was committed "
+               "(legend on top); the highlighted tokens are this step's. Struck through: this step's rejected "
+               "draft."), html=True)
+TREE = Panel("tree", N_("Draft tree (accepted path in bold)"), N_("Every token drafted this step, hanging off the "
+             "pending token (the square, depth 0). Green: accepted; red: rejected; grey: never tested. The bold path "
+             "is what the target kept; the diamond is its own token after it."))
+MASK_HELP = N_("Which token of the verify pass may look at which (green = may attend). Each drafted token sees the "
+               "context and its own ancestors only, so one forward pass checks every branch at once.")
+MASK_CAPTION = N_("Hover a cell: who sees what, and why.")
+WINDOW_CAPTION = N_("Hover a cell: who sees what, and why. Window rows (L level, c column) see only their own "
+                    "trajectory: they ride along to grow the n-gram pool and are never accepted.")
 
 
 def fig_json(fig: go.Figure | dict) -> dict:
@@ -100,9 +104,10 @@ def lines_merged(data: list[dict]) -> list[dict]:
 
 def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
     s = trace.steps[i]
-    kpi = (f"<div class='pd-kpi'>running τ <b>{kpis.running_tau(trace, i):.2f}</b> · this step: "
-           f"<b>{len(s.tokens)}</b> token(s) for one target forward · draft {s.draft_ms:.0f} ms, "
-           f"verify {s.verify_ms:.0f} ms (MEASURED)</div>")
+    kpi = _("running τ <b>{tau:.2f}</b> · this step: <b>{n}</b> token(s) for one target forward · draft "
+            "{draft:.0f} ms, verify {verify:.0f} ms (MEASURED)").format(
+        tau=kpis.running_tau(trace, i), n=len(s.tokens), draft=s.draft_ms, verify=s.verify_ms)
+    kpi = f"<div class='pd-kpi'>{kpi}</div>"
     figs = {"tree": tree_spec(trace, i, selected), "mask": mask_spec(trace, i, selected)}
     html = {"stream": stream_html(trace, i, show_rejected)}
     for name, f in (extra.figures(trace, i) if extra.figures else {}).items():
@@ -112,15 +117,22 @@ def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int
             "figs": {name: fig_json(f) for name, f in figs.items()}}
 
 
-@st.cache_resource(max_entries=24, show_spinner="Preparing every step for the player…")
-def _cached(key: str, _owner: object, _make: Callable[[], list[dict]]) -> tuple[object, str]:
+def _frames(key: str, _owner: object, _make: Callable[[], list[dict]]) -> tuple[object, str]:
     return _owner, json.dumps(_make(), separators=(",", ":"))
 
 
+@functools.cache
+def _cached(spinner: str):
+    """The frames' cache, saying `spinner` while it fills: one per language for what it says, one store for all
+    (streamlit names a cache by its function's code)."""
+    return st.cache_resource(max_entries=24, show_spinner=spinner)(_frames)
+
+
 def frames_json(key: str, owner: object, make: Callable[[], list[dict]]) -> str:
-    """make()'s frames as JSON, computed once per key. The key names `owner` (a trace, by id and size):
-    the owner is kept beside its frames, so an object that reuses a freed id is drawn afresh."""
-    kept, frames = _cached(key, owner, make)
+    """make()'s frames as JSON, computed once per key and language (the frames' words are the visitor's). The
+    key names `owner` (a trace, by id and size): the owner is kept beside its frames, so an object that reuses a
+    freed id is drawn afresh."""
+    kept, frames = _cached(_("Preparing every step for the player…"))(f"{key}:{lang()}", owner, make)
     return frames if kept is owner else json.dumps(make(), separators=(",", ":"))
 
 
@@ -132,11 +144,9 @@ def template() -> str:
 
 def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:
     window = any(window_cells(s) for s in trace.steps)  # a combined mask has more columns
-    mask = Panel("mask", "Combined attention mask of the verify pass" if window else
-                 "Attention mask of the verify pass (draft block)", MASK_HELP, 1.8 if window else 1.0,
-                 caption=MASK_CAPTION + (" Window rows (L level, c column) see only their own trajectory: they "
-                                         "ride along to grow the n-gram pool and are never accepted." if window
-                                         else ""))
+    mask = Panel("mask", N_("Combined attention mask of the verify pass") if window else
+                 N_("Attention mask of the verify pass (draft block)"), MASK_HELP, 1.8 if window else 1.0,
+                 caption=WINDOW_CAPTION if window else MASK_CAPTION)
     return [[STREAM], [TREE, mask], *extra.rows]
 
 

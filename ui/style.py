@@ -7,12 +7,13 @@ import streamlit as st
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
 
 from . import presenter
+from .i18n import N_, _
 
 BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
-MEANING = {
-    MEASURED: "timed in this run",
-    FROM_RUN: "derived from the recorded trace",
-    MODEL: "analytic formula, not measured",
+MEANING = {  # translated where shown
+    MEASURED: N_("timed in this run"),
+    FROM_RUN: N_("derived from the recorded trace"),
+    MODEL: N_("analytic formula, not measured"),
 }
 # Plotly's look for every figure the app shows, as plotly's default: a figure takes its default template when it is
 # made, unvalidated, where setting one on each figure before drawing it validated and deep-copied the template
@@ -23,9 +24,10 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 
 
 def header(title: str, *labels: str, help: str = "") -> None:
-    """A panel's title with its honesty labels; the (?) says what the panel shows and how to read it."""
+    """A panel's title with its honesty labels; the (?) says what the panel shows and how to read it. title and
+    help come translated; the labels are identifiers, their meaning is translated here."""
     badges = " ".join(f":{BADGE[x]}-badge[{x}]" for x in labels)
-    meaning = "; ".join(f"{x}: {MEANING[x]}" for x in labels)
+    meaning = "; ".join(f"{x}: {_(MEANING[x])}" for x in labels)
     st.markdown(f"##### {title} {badges}", help=f"{help}\n\n({meaning})" if help else meaning)
 
 

@@ -1,23 +1,24 @@
 import streamlit as st
 
+from ui.i18n import _
 from ui.page import method_page
 
-INTRO = """The baseline: **one target forward pass per token**. Each pass reads every weight of the
+INTRO = _("""The baseline: **one target forward pass per token**. Each pass reads every weight of the
 model to produce a single token, so the hardware mostly waits on memory. Every other method
-must produce exactly this text under greedy decoding (and the same distribution when sampling)."""
+must produce exactly this text under greedy decoding (and the same distribution when sampling).""")
 
-HOW = """1. Feed the pending token (the last one committed) to the model, with the KV cache of everything before it.
+HOW = _("""1. Feed the pending token (the last one committed) to the model, with the KV cache of everything before it.
 2. The target gives its distribution **p** over the next token; take the argmax (greedy) or sample from p.
 3. Commit that token and repeat. Nothing is drafted, so the tree is just the pending token and
-   the target's token, and **τ = 1.00** (tokens per target forward) by definition."""
+   the target's token, and **τ = 1.00** (tokens per target forward) by definition.""")
 
 
 def params() -> dict:
-    st.caption("Autoregressive decoding has no parameters of its own: it uses the sidebar's settings.")
+    st.caption(_("Autoregressive decoding has no parameters of its own: it uses the sidebar's settings."))
     return {}
 
 
-NOTICE = ("One target forward per token: τ = 1.00, the baseline every other method is measured against.",
-          "Every token is the target's own: nothing is drafted, so the tree and mask stay empty.",
-          "A pass reads all the weights for one token: the Roofline page shows why that leaves the hardware idle.")
-method_page("ar", "Autoregressive decoding (the baseline)", INTRO, HOW, params, notice=NOTICE)
+NOTICE = (_("One target forward per token: τ = 1.00, the baseline every other method is measured against."),
+          _("Every token is the target's own: nothing is drafted, so the tree and mask stay empty."),
+          _("A pass reads all the weights for one token: the Roofline page shows why that leaves the hardware idle."))
+method_page("ar", _("Autoregressive decoding (the baseline)"), INTRO, HOW, params, notice=NOTICE)

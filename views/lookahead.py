@@ -6,24 +6,25 @@ from paradec.plots.tokens import label
 from paradec.traces.trace import Trace
 from ui import figures
 from ui.controls import controls
+from ui.i18n import _
 from ui.page import method_page
 from ui.stage import Extra, Panel
 
-INTRO = """**Lookahead decoding** (Fu et al., 2024) runs Jacobi iterations *and* verification in the
+INTRO = _("""**Lookahead decoding** (Fu et al., 2024) runs Jacobi iterations *and* verification in the
 same forward pass. A **window** of W columns × N−1 levels keeps W Jacobi trajectories going; each
 pass closes one **n-gram** per column (read down the column, plus the target's new prediction) and
 stores it in a **pool** keyed by its first token. Up to G pooled n-grams that start with the
 pending token are **verified** in that same pass; the target keeps the longest one it agrees
-with, plus one token of its own, so greedy output is exactly AR's."""
+with, plus one token of its own, so greedy output is exactly AR's.""")
 
-HOW = """1. **Lookahead branch**: feed the window (N−1 levels of W tokens; level 0 starts at the pending
+HOW = _("""1. **Lookahead branch**: feed the window (N−1 levels of W tokens; level 0 starts at the pending
    token). Column *c* of level *j* sits at position +*c*+*j* and attends to level 0 up to column *c*
    and to column *c* of the levels above: one trajectory of consecutive positions.
 2. **Verification branch**: look the pending token up in the pool, merge its up-to-G n-grams into a
    tree of candidates, each seeing only its own prefix.
 3. **One forward** over both branches with the **combined mask**: the two branches never see each other.
 4. **Accept** the longest candidate prefix that equals the target's argmax (+ its own token);
-   the window's last level predictions close W n-grams into the pool and become the next level."""
+   the window's last level predictions close W n-grams into the pool and become the next level.""")
 
 
 def window(p: dict) -> str:
@@ -31,19 +32,20 @@ def window(p: dict) -> str:
     if not p:
         return "?"
     w, n, g = p["window"], p["ngram"], p["candidates"]
-    return f"W = {w}, N = {n}, G = {g}: a {(w + g) * (n - 1)}-token pass"
+    return _("W = {w}, N = {n}, G = {g}: a {tokens}-token pass").format(w=w, n=n, g=g, tokens=(w + g) * (n - 1))
 
 
-DEFAULTS = f"""A verify pass over a handful of tokens costs about one one-token pass on this CPU, and the
-cost grows past a dozen (16 tokens: {figures.pass_cost(16)} one-token passes; the Roofline page's measured curve).
+DEFAULTS = _("""A verify pass over a handful of tokens costs about one one-token pass on this CPU, and the
+cost grows past a dozen (16 tokens: {cost16} one-token passes; the Roofline page's measured curve).
 Lookahead's pass carries (W + G)(N - 1) tokens, the pending one among them, and every window token costs its share
 whether or not its n-grams are ever used. So the tuner (`python -m paradec tune`, on this machine) chose
-{window(figures.preset("lookahead"))} for the CPU preset (`assets/presets/cpu.json`); the Benchmark page's run
-measured τ {figures.bench("lookahead", "tau")} and {figures.bench("lookahead", "speedup")} AR over its
-{figures.bench_prompts()} held-out prompts (`{figures.BENCH_FILE}`). The catalog's defaults give
-{window(catalog.method("lookahead").defaults())}, and the recorded run on this page
-{window(figures.recorded("lookahead-greedy"))}, to show the window at work. On a
-GPU the window is nearly free, so wider windows and longer n-grams pay there."""
+{tuned} for the CPU preset (`assets/presets/cpu.json`); the Benchmark page's run measured τ {tau} and {speedup} AR
+over its {prompts} held-out prompts (`{bench_file}`). The catalog's defaults give {defaults}, and the recorded run
+on this page {recorded}, to show the window at work. On a GPU the window is nearly free, so wider windows and
+longer n-grams pay there.""").format(
+    cost16=figures.pass_cost(16), tuned=window(figures.preset("lookahead")), tau=figures.bench("lookahead", "tau"),
+    speedup=figures.bench("lookahead", "speedup"), prompts=figures.bench_prompts(), bench_file=figures.BENCH_FILE,
+    defaults=window(catalog.method("lookahead").defaults()), recorded=window(figures.recorded("lookahead-greedy")))
 
 
 def params() -> dict:
@@ -54,40 +56,43 @@ def story(trace: Trace, i: int) -> str:
     rec = trace.steps[i].record
     cands = rec.candidates
     best, n_won = winner(trace, i)
+    added = len(rec.added)
     if not cands:
-        found = "The pool had no n-gram starting with the pending token: only the window rode along."
-    elif best is None:
-        found = f"The pool offered {len(cands)} candidate(s); the target rejected the first token of each."
-    else:
-        won = " ".join(f"`{label(trace.text_of(t))}`" for t in cands[best][:n_won])
-        found = f"The pool offered {len(cands)} candidate(s); candidate {best + 1} won: {won}."
-    return f"{found} The window then added {len(rec.added)} n-grams to the pool."
+        return _("The pool had no n-gram starting with the pending token: only the window rode along. "
+                 "The window then added {added} n-grams to the pool.").format(added=added)
+    if best is None:
+        return _("The pool offered {n} candidate(s); the target rejected the first token of each. "
+                 "The window then added {added} n-grams to the pool.").format(n=len(cands), added=added)
+    won = " ".join(f"`{label(trace.text_of(t))}`" for t in cands[best][:n_won])
+    return _("The pool offered {n} candidate(s); candidate {best} won: {won}. "
+             "The window then added {added} n-grams to the pool.").format(
+        n=len(cands), best=best + 1, won=won, added=added)
 
 
 def stage(trace: Trace) -> Extra:
     p = trace.params
-    window = Panel("window", f"2D window: N = {p.get('ngram')} rows × W = {p.get('window')} columns",
-                   "The Jacobi trajectories that ride along in the verify pass; each column, read downwards, "
-                   "closes one n-gram for the pool.", 1.2,
-                   caption="Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what the "
-                           "target predicted after the last level. Solid outline = new to the pool, dotted = "
-                           "already there.")
-    pool = Panel("pool", f"n-gram pool (searched with the pending token, G = {p.get('candidates')})",
-                 "The n-grams collected so far, by first token. The row of the pending token is what this step "
-                 "verifies; green tokens were accepted.", html=True,
-                 caption="Rebuilt from the trace by replaying every step's n-grams: per first token, the newest G "
-                         "continuations.")
+    window = Panel("window", _("2D window: N = {n} rows × W = {w} columns").format(n=p.get("ngram"), w=p.get("window")),
+                   _("The Jacobi trajectories that ride along in the verify pass; each column, read downwards, "
+                     "closes one n-gram for the pool."), 1.2,
+                   caption=_("Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what "
+                             "the target predicted after the last level. Solid outline = new to the pool, dotted = "
+                             "already there."))
+    pool = Panel("pool", _("n-gram pool (searched with the pending token, G = {g})").format(g=p.get("candidates")),
+                 _("The n-grams collected so far, by first token. The row of the pending token is what this step "
+                   "verifies; green tokens were accepted."), html=True,
+                 caption=_("Rebuilt from the trace by replaying every step's n-grams: per first token, the newest G "
+                           "continuations."))
     return Extra([[window, pool]], lambda t, i: {"window": window_figure(t, i), "pool": pool_html(t, i)}, story)
 
 
 def panels(trace: Trace, i: int) -> dict:
-    with st.expander("Why a small window on this CPU"):
+    with st.expander(_("Why a small window on this CPU")):
         st.markdown(DEFAULTS)
     return {"window": window_figure(trace, i)}
 
 
-NOTICE = ("One pass does two jobs: a Jacobi window that keeps making n-grams, and a check of pooled ones.",
-          "A pooled n-gram is tried when it starts with the last committed token; the longest agreement wins.",
-          "The combined mask: window rows see only their own trajectory, verify rows their own n-gram.")
-method_page("lookahead", "Lookahead decoding: window + pool", INTRO, HOW, params, panels=panels, extra=stage,
+NOTICE = (_("One pass does two jobs: a Jacobi window that keeps making n-grams, and a check of pooled ones."),
+          _("A pooled n-gram is tried when it starts with the last committed token; the longest agreement wins."),
+          _("The combined mask: window rows see only their own trajectory, verify rows their own n-gram."))
+method_page("lookahead", _("Lookahead decoding: window + pool"), INTRO, HOW, params, panels=panels, extra=stage,
             notice=NOTICE)

@@ -8,17 +8,18 @@ from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.traces.trace import Trace
 from ui import draft_length, sizing, sources
 from ui.controls import control
+from ui.i18n import N_, _
 from ui.page import method_page
 from ui.stage import Extra, Panel
 from ui.style import chart, header
 
-INTRO = """**Medusa** (Cai et al., 2024) needs no draft model: K small **heads** sit on the target's last
+INTRO = _("""**Medusa** (Cai et al., 2024) needs no draft model: K small **heads** sit on the target's last
 hidden state, and head *k* guesses the token *k* places after the next one. Their top-k guesses are
 combined into a sparse **tree** (given as a list of paths, Medusa's `medusa_choices`), which the
 target verifies in one forward pass with a tree attention mask. The heads here are Medusa-1 heads
-trained for the embedded model with the target frozen (see `assets/drafters/medusa-smollm2/card.md`)."""
+trained for the embedded model with the target frozen (see `assets/drafters/medusa-smollm2/card.md`).""")
 
-HOW = """1. After each verify pass, keep the target's hidden state h at the last accepted position.
+HOW = _("""1. After each verify pass, keep the target's hidden state h at the last accepted position.
 2. Each head is a residual block, h + SiLU(W h + b), feeding the target's own LM head (here restricted
    to the 4096 tokens most frequent in the target's answers: scoring all 49,152 four times a step would
    cost most of a target forward on a CPU). Head *k* on h guesses position pending + *k*.
@@ -30,7 +31,7 @@ HOW = """1. After each verify pass, keep the target's hidden state h at the last
    in rank order is accepted with its target probability, else removed from p and the next tried,
    which is lossless like Medusa's match-based sampling), plus the target's own next token.
    Medusa-2's **typical acceptance** (accept when p(token) > min(ε, δ·exp(−H(p)))) is faster but LOSSY.
-6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill."""
+6. The first step drafts nothing: the prompt's last hidden state only exists after the prefill.""")
 
 def tree_size_text() -> str:
     """Why the default tree is small, with the recorded verify-pass costs (forward_cost.json) when shipped."""
@@ -38,32 +39,35 @@ def tree_size_text() -> str:
     if cost:
         ms = dict(zip(cost["tokens"], cost["curves"]["paradec"]["median_ms"]))
         sizes = [n for n in (1, 4, 6, 8, 12, 16, 24) if n in ms]
-        shown = (f" (measured, {cost['threads']} threads: " + " / ".join(f"{ms[n]:.0f}" for n in sizes) +
-                 " ms for " + " / ".join(map(str, sizes)) + " tokens; the Roofline page has the curve)")
-    return (f"A verify pass costs little more than a one-token pass for a few tokens and grows after that{shown}, "
-            "so a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default "
-            "tree was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card "
-            "has the table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is "
-            "nearly free.")
+        shown = " " + _("(measured, {threads} threads: {ms} ms for {sizes} tokens; the Roofline page has the "
+                        "curve)").format(threads=cost["threads"], ms=" / ".join(f"{ms[n]:.0f}" for n in sizes),
+                                         sizes=" / ".join(map(str, sizes)))
+    return _("A verify pass costs little more than a one-token pass for a few tokens and grows after that{shown}, "
+             "so a tree pays only while its extra nodes raise τ faster than they raise the pass time: the default "
+             "tree was grown from the heads' measured top-k accuracy and sized for this cost curve (the model card "
+             "has the table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is "
+             "nearly free.").format(shown=shown)
 
-HEADS_DEFAULT = "the heads' default"
+HEADS_DEFAULT = N_("the heads' default")  # the option's value (and a table's): shown with _(HEADS_DEFAULT)
 
 
 def tree_editor() -> str:
     """A preset, then paths removed or added: the tree as JSON ("" = the heads' default)."""
     names = [HEADS_DEFAULT, *MEDUSA_TREES]
     sized = sizing.defaults("medusa")["tree"] or HEADS_DEFAULT  # a GPU opens on a GPU-sized tree
-    preset = st.selectbox("Tree preset", names, index=names.index(sized), key="medusa.preset")
+    default = _(HEADS_DEFAULT)  # translated now, not in format_func: it may run outside the page's run (AppTest)
+    preset = st.selectbox(_("Tree preset"), names, index=names.index(sized), key="medusa.preset",
+                          format_func=lambda v: default if v == HEADS_DEFAULT else v)
     base = MEDUSA_TREES.get(preset, [])
-    typed = st.text_input("Add paths (JSON, e.g. [[3], [0, 2]])", key="medusa.add", placeholder="[[3], [0, 2]]")
+    typed = st.text_input(_("Add paths (JSON, e.g. [[3], [0, 2]])"), key="medusa.add", placeholder="[[3], [0, 2]]")
     try:
         extra = json.loads(typed) if typed.strip() else []
         extra = [p for p in extra if isinstance(p, list) and p and all(isinstance(r, int) and r >= 0 for r in p)]
     except (json.JSONDecodeError, TypeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
-        st.error("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]")
+        st.error(_("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]"))
         extra = []
     options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))
-    keep = st.multiselect("Paths (remove one with its ×)", options, default=options,
+    keep = st.multiselect(_("Paths (remove one with its ×)"), options, default=options,
                           key=f"medusa.paths.{preset}.{typed}")
     if preset == HEADS_DEFAULT and not extra:
         return ""
@@ -81,8 +85,9 @@ def _nodes(trace: Trace) -> int:
     return max((len(s.nodes) for s in trace.steps), default=0)
 
 
-def _remember(trace: Trace, source: str) -> None:
-    """Keep a Medusa run in this session's comparison of trees (recorded, imported or live)."""
+def _remember(trace: Trace, source: str | None) -> None:
+    """Keep a Medusa run in this session's comparison of trees (recorded, imported or live); source: the
+    recorded preset's name, None for the run on this page (both named in the visitor's language when shown)."""
     runs = st.session_state.setdefault("medusa.runs", {})
     key = json.dumps([trace.params, trace.prompt, trace.sampling], sort_keys=True)
     runs.setdefault(key, {"tree": trace.params.get("tree") or HEADS_DEFAULT, "run": source})
@@ -93,53 +98,62 @@ def _remember(trace: Trace, source: str) -> None:
 
 def trees_compared(trace: Trace) -> None:
     """The recorded runs of the tree presets on one prompt, then every Medusa run of this session."""
-    header("Trees compared", MEASURED, FROM_RUN,
-           help="τ and time per token of Medusa with each tree preset on the same prompt, recorded one after "
-                "the other in one process, then every Medusa run of this session. A bigger tree raises τ only "
-                "while its extra nodes get accepted, and every node widens the verify pass.")
+    header(_("Trees compared"), MEASURED, FROM_RUN,
+           help=_("τ and time per token of Medusa with each tree preset on the same prompt, recorded one after "
+                  "the other in one process, then every Medusa run of this session. A bigger tree raises τ only "
+                  "while its extra nodes get accepted, and every node widens the verify pass."))
     for name, t in sorted(sources.medusa_trees().items(), key=lambda kv: _nodes(kv[1])):  # smallest tree first
-        _remember(t, f"recorded ({name})")
-    _remember(trace, "on this page")
-    st.dataframe(list(st.session_state["medusa.runs"].values()), hide_index=True)
-    st.caption("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
-               "with its τ and time per token. The recorded runs are one run each on one CPU thread: compare their "
-               "times loosely.")
+        _remember(t, name)
+    _remember(trace, None)
+    rows = [{**r, "tree": _(HEADS_DEFAULT) if r["tree"] == HEADS_DEFAULT else r["tree"],
+             "run": _("on this page") if r["run"] is None else _("recorded ({name})").format(name=r["run"])}
+            for r in st.session_state["medusa.runs"].values()]
+    names = {"tree": _("tree"), "run": _("run"), "tree nodes": _("tree nodes"), "acceptance": _("acceptance"),
+             "ms / token": _("ms / token"), "prompt": _("prompt")}
+    st.dataframe([{names.get(k, k): v for k, v in r.items()} for r in rows], hide_index=True)
+    st.caption(_("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
+                 "with its τ and time per token. The recorded runs are one run each on one CPU thread: compare "
+                 "their times loosely."))
 
 
 def won_line(trace: Trace, i: int) -> str:
     won = winner(trace, i)
-    return (f"Path that won: `{won}` ({len(won)} guesses accepted)." if won else
-            ("First step: nothing drafted, the prefill makes the first hidden state." if not trace.steps[i].nodes
-             else "No guess was accepted: the target's own token only."))
+    return (_("Path that won: `{path}` ({n} guesses accepted).").format(path=won, n=len(won)) if won else
+            (_("First step: nothing drafted, the prefill makes the first hidden state.") if not trace.steps[i].nodes
+             else _("No guess was accepted: the target's own token only.")))
 
 
-HEADS = Panel("heads", "The tree built from the heads (head × top-k rank)", "Row k is head k's guesses for the token "
-              "k places ahead, best first. The tree takes some of these cells; the target keeps one path of them.",
-              caption="Each cell: a head's rank-r guess and its head probability. Outlined: the cells the tree uses; "
-                      "green: the path that won.")
+HEADS = Panel("heads", _("The tree built from the heads (head × top-k rank)"), _("Row k is head k's guesses for the "
+              "token k places ahead, best first. The tree takes some of these cells; the target keeps one path of "
+              "them."), caption=_("Each cell: a head's rank-r guess and its head probability. Outlined: the cells "
+                                  "the tree uses; green: the path that won."))
 STAGE = Extra([[HEADS]], lambda t, i: {"heads": heads_figure(t, i)}, won_line)
 
 
 def panels(trace: Trace, i: int) -> dict:
     if trace.params.get("acceptance") == "typical":
-        st.markdown(":red-badge[LOSSY] typical acceptance: faster when sampling, but the output does not follow "
-                    "the target's distribution (at temperature 0 it is plain greedy matching).")
+        st.markdown(_(":red-badge[LOSSY] typical acceptance: faster when sampling, but the output does not follow "
+                      "the target's distribution (at temperature 0 it is plain greedy matching)."))
     figs = {"heads": heads_figure(trace, i), "per_head": head_acceptance_figure(trace)}
     left, right = st.columns([1.3, 1])
     with left:
-        header("Nodes ↔ mask rows ↔ paths", FROM_RUN, help="One row per drafted node: its mask row in the verify "
-               "pass and the head ranks of its path.")
-        st.dataframe(node_rows(trace, i), hide_index=True, height=280)
+        header(_("Nodes ↔ mask rows ↔ paths"), FROM_RUN, help=_("One row per drafted node: its mask row in the "
+                                                                "verify pass and the head ranks of its path."))
+        names = {"node": _("node"), "mask row": _("mask row"), "head": _("head"), "rank": _("rank"),
+                 "path": _("path"), "token": _("token"), "head p": _("head p"), "target p": _("target p"),
+                 "status": _("status")}
+        st.dataframe([{names.get(k, k): v for k, v in r.items()} for r in node_rows(trace, i)], hide_index=True,
+                     height=280)
     with right:
         chart(figs["per_head"], "medusa.fig.per_head")
     trees_compared(trace)
-    with st.expander("Tree size on this CPU"):
+    with st.expander(_("Tree size on this CPU")):
         st.markdown(tree_size_text())
     return figs
 
 
-NOTICE = ("Extra heads on the target's last hidden state each guess one more position ahead.",
-          "Their top choices form a tree; one forward checks every branch under a tree attention mask.",
-          "Later heads guess worse (acceptance per head): the tree narrows with depth for that reason.")
-method_page("medusa", "Medusa: heads on the hidden state, a tree of guesses", INTRO, HOW, params, panels=panels,
+NOTICE = (_("Extra heads on the target's last hidden state each guess one more position ahead."),
+          _("Their top choices form a tree; one forward checks every branch under a tree attention mask."),
+          _("Later heads guess worse (acceptance per head): the tree narrows with depth for that reason."))
+method_page("medusa", _("Medusa: heads on the hidden state, a tree of guesses"), INTRO, HOW, params, panels=panels,
             extra=STAGE, notice=NOTICE)

@@ -1,14 +1,15 @@
 import streamlit as st
 
 from ui import production
+from ui.i18n import _
 
-st.title("Production engine: the same methods on vLLM or SGLang")
-st.markdown("""paradec shows every step of a method on a small model; vLLM and SGLang run the same methods
+st.title(_("Production engine: the same methods on vLLM or SGLang"))
+st.markdown(_("""paradec shows every step of a method on a small model; vLLM and SGLang run the same methods
 on 8-70B models and report only counters. Here the same prompts go through an engine and through paradec's
-matching method (vLLM's `eagle3` is paradec's `eagle3`, `ngram` is `pld`, `draft_model` is `sps`), side by side.""")
+matching method (vLLM's `eagle3` is paradec's `eagle3`, `ngram` is `pld`, `draft_model` is `sps`), side by side."""))
 
-with st.expander("What each engine counts, and what it does not", expanded=True):
-    st.markdown("""**τ is one number everywhere here**: tokens committed per target forward, the bonus token
+with st.expander(_("What each engine counts, and what it does not"), expanded=True):
+    st.markdown(_("""**τ is one number everywhere here**: tokens committed per target forward, the bonus token
 included. vLLM calls it the *mean acceptance length*, 1 + accepted ÷ drafts over its verify steps, and SGLang's
 `avg_spec_accept_length` is the same ratio. One difference of bookkeeping: the engines leave out the prefill
 forward, which drafts nothing, while paradec's first step is the prefill and already verifies drafts.
@@ -32,7 +33,7 @@ engine's counts it is exact when every draft drafted every position, or from vLL
 **Speedup** divides the engine's tokens/s by its baseline URL's (the same model served without speculation,
 the same prompts, one request at a time, timed by this client: network and prefill included), and paradec's
 by its own AR's. Each is a ratio within one machine; do not divide one machine's tokens/s by the other's.
-The engine gets the prompt as plain text (`/v1/completions`), paradec with the model's chat template.""")
+The engine gets the prompt as plain text (`/v1/completions`), paradec with the model's chat template."""))
 
 report = production.pick()
 if report:

@@ -1,14 +1,15 @@
 import streamlit as st
 
 from ui import memory, roofline
+from ui.i18n import _
 
-st.title("Roofline: why one token at a time wastes the hardware")
-st.markdown("""A forward pass reads every weight once however many tokens it processes, and does about
+st.title(_("Roofline: why one token at a time wastes the hardware"))
+st.markdown(_("""A forward pass reads every weight once however many tokens it processes, and does about
 two FLOPs per weight per token. Its **arithmetic intensity** (FLOPs per byte moved) therefore grows
 with the tokens in the pass. Below the chip's **ridge point** (peak FLOP/s ÷ memory bandwidth) the pass
 waits on memory, and extra tokens ride along almost free: AR decoding sits far left, a verify pass of
 k drafted tokens k + 1 times further right, a prefill near or past the ridge. Parallel decoding spends
-that free room; it pays only while the pass stays left of the ridge and τ beats the step's cost.""")
+that free room; it pays only while the pass stays left of the ridge and τ beats the step's cost."""))
 
 choice = roofline.choose()
 trace, i = roofline.pick_step()

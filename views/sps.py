@@ -4,18 +4,20 @@ from paradec import catalog
 from paradec.traces.trace import Trace
 from ui import draft_length, figures, presenter
 from ui.controls import control
+from ui.i18n import _
 from ui.page import method_page
 from ui.presets import DEFAULT_DRAFT
 
 K = catalog.method("sps").defaults()["k"]
-INTRO = f"""A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
+INTRO = _("""A small draft model **q** proposes *k* tokens; the target **p** checks them all in **one**
 forward pass, keeps the longest prefix it agrees with (under sampling: each with probability
 min(1, p/q), resampling from the residual at the first rejection) and adds one token of its own.
 Leviathan et al. 2023; Chen et al. 2023. Here the draft is small and its training data modest, so on this
-CPU sps runs at {figures.bench("sps", "speedup")} AR's speed over the Benchmark page's {figures.bench_prompts()}
-prompts (`{figures.BENCH_FILE}`): every mechanism shown is real (the numbers below say why)."""
+CPU sps runs at {speedup} AR's speed over the Benchmark page's {prompts}
+prompts (`{bench_file}`): every mechanism shown is real (the numbers below say why).""").format(
+    speedup=figures.bench("sps", "speedup"), prompts=figures.bench_prompts(), bench_file=figures.BENCH_FILE)
 
-DRAFT = f""":green-badge[Trained draft] The default draft (`{DEFAULT_DRAFT}`) is ONE Llama decoder layer of the
+DRAFT = _(""":green-badge[Trained draft] The default draft (`{default_draft}`) is ONE Llama decoder layer of the
 target's width, distilled from the target's own answers (`assets/drafters/sps-smollm2/card.md`). It
 reads the target's embeddings and scores only the 4,096 tokens the target writes most often, with
 those rows of the target's LM head: a draft token costs about a twentieth of a target forward.
@@ -25,25 +27,27 @@ q is zero outside those tokens, which keeps rejection sampling exact.
 training prompts, 35 CPU minutes): on held-out prompts its greedy token is the target's 37% of the time
 (27% for the previous draft, trained on a tenth of that). On the rows it learned from it
 agrees 49% of the time: it has learned them by heart, and more answers would move it. A verify pass over
-{K + 1} tokens costs {figures.pass_cost(K + 1)} one-token passes on paradec's CPU forward
-(`assets/traces/forward_cost.json`), so with τ {figures.bench("sps", "tau")} sps runs
-**{figures.bench("sps", "speedup")} AR** in the benchmark: every mechanism shown is real, the draft is just not good
+{tokens} tokens costs {cost} one-token passes on paradec's CPU forward
+(`assets/traces/forward_cost.json`), so with τ {tau} sps runs
+**{speedup} AR** in the benchmark: every mechanism shown is real, the draft is just not good
 enough yet. For contrast, type `self:N`: the
 target's own first N layers with its full LM head, never trained as a draft: low acceptance at a cost close
-to the target's."""
+to the target's.""").format(
+    default_draft=DEFAULT_DRAFT, tokens=K + 1, cost=figures.pass_cost(K + 1), tau=figures.bench("sps", "tau"),
+    speedup=figures.bench("sps", "speedup"))
 
-HOW = """1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).
+HOW = _("""1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).
 2. **Verify**: the target runs ONE forward pass over the pending token and the *k* drafts. The
    attention mask lets each draft token see the context and the drafts before it, so the pass gives
    p at every position at once.
 3. **Accept**: walk the chain. Keep token *i* if u < min(1, p/q) (greedy: if it is p's argmax).
    At the first rejection, draw from norm(max(0, p − q)) instead and stop.
 4. **Bonus**: if all *k* pass, the target's distribution after the last draft gives one more token
-   for free. So one target forward commits between 1 and *k* + 1 tokens: that count is **τ**."""
+   for free. So one target forward commits between 1 and *k* + 1 tokens: that count is **τ**.""")
 
-RULES = """**fixed** drafts k tokens every step. **heuristic** grows k by 2 after a fully accepted draft and
+RULES = _("""**fixed** drafts k tokens every step. **heuristic** grows k by 2 after a fully accepted draft and
 shrinks it by 1 after a rejection. **confidence** stops once the draft's top probability falls below the
-threshold. Every extra token costs a draft pass and a wider verify pass; it pays only if it is accepted."""
+threshold. Every extra token costs a draft pass and a wider verify pass; it pays only if it is accepted.""")
 
 
 def params() -> dict:
@@ -52,7 +56,7 @@ def params() -> dict:
 
 
 def draft() -> str:
-    return st.text_input("Draft model: trained, self:N (first N target layers), a hub id or a local folder",
+    return st.text_input(_("Draft model: trained, self:N (first N target layers), a hub id or a local folder"),
                          DEFAULT_DRAFT, key="sps.draft").strip() or DEFAULT_DRAFT
 
 
@@ -62,10 +66,10 @@ def analytic_k(trace: Trace) -> int | None:
     return p.get("k") if p.get("draft_length", "fixed") == "fixed" else None
 
 
-NOTICE = ("A small draft model proposes a few tokens; the target checks them all in one forward pass.",
-          "Green: accepted; red: rejected. At the first rejection the target's own token takes its place.",
-          "The microscope: a token is kept with probability min(1, p/q), so the output follows the target's p.")
-method_page("sps", "Speculative sampling with a draft model", INTRO, HOW, params, draft, analytic_k, more=DRAFT,
+NOTICE = (_("A small draft model proposes a few tokens; the target checks them all in one forward pass."),
+          _("Green: accepted; red: rejected. At the first rejection the target's own token takes its place."),
+          _("The microscope: a token is kept with probability min(1, p/q), so the output follows the target's p."))
+method_page("sps", _("Speculative sampling with a draft model"), INTRO, HOW, params, draft, analytic_k, more=DRAFT,
             notice=NOTICE)
-with presenter.fold("How long should a draft be? Four rules compared"):
+with presenter.fold(_("How long should a draft be? Four rules compared")):
     draft_length.compare("sps", RULES)

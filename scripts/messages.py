@@ -1,0 +1,49 @@
+"""`make messages`: bring the French catalogue (locale/fr/LC_MESSAGES/paradec.po, ui/i18n.py) in step with the code.
+
+The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_) and the labels
+and help of every method's parameters, which paradec.catalog holds (paradec never imports the app, so it marks
+nothing: the controls translate them where they are drawn). New strings enter the catalogue untranslated, strings
+the code no longer has leave it, translations stay. tests/test_i18n.py then fails until every entry is French."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_dir
+from babel.messages.pofile import read_po, write_po
+
+ROOT = Path(__file__).resolve().parents[1]
+PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
+KEYWORDS = {"_": None, "N_": None}
+METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python")]
+
+
+def marked() -> list[str]:
+    """Every string the app shows through the catalogue, in the order they come (no repeats)."""
+    sys.path.insert(0, str(ROOT))
+    from paradec import catalog
+
+    found = [msg for _, _, msg, _, _ in extract_from_dir(ROOT, method_map=METHOD_MAP, keywords=KEYWORDS)]
+    params = [p for m in catalog.METHODS.values() for p in m.params]
+    found += [text for p in params for text in (p.label, p.help) if text]
+    return list(dict.fromkeys(found))
+
+
+def main() -> None:
+    old = read_po(PO.open("rb")) if PO.is_file() else Catalog(locale="fr")
+    new = Catalog(locale="fr", project="paradec", header_comment=old.header_comment)
+    for text in marked():
+        kept = old.get(text)
+        new.add(text, kept.string if kept and not kept.fuzzy else "")
+    PO.parent.mkdir(parents=True, exist_ok=True)
+    tmp = PO.with_suffix(".po.tmp")
+    with tmp.open("wb") as f:
+        write_po(f, new, no_location=True, width=100)
+    tmp.replace(PO)  # atomic: an interrupted run leaves the old catalogue
+    missing = sum(1 for m in new if m.id and not m.string)
+    print(f"{PO.relative_to(ROOT)}: {len(new)} strings, {missing} to translate")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""The app in French (ui/i18n.py): every string the code marks has a French translation in the catalogue, with
+the same placeholders and markup, the catalogue holds nothing the code no longer says, and no teaching string
+is left unmarked (a prose string outside _() or N_() fails here, whoever adds it)."""
+import ast
+import importlib.util
+import re
+import string
+from pathlib import Path
+
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parents[1]
+PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+KEYWORDS = {"_": None, "N_": None}
+BILINGUAL = {"T", "Term"}  # ui/glossary.py: T(english, french, meaning...)
+WORD = re.compile(r"^[(\"'«]*[A-Za-zÀ-ÿ]{3,}[.,;:!?)\"'»]*$")
+
+
+def _marked() -> set[str]:
+    spec = importlib.util.spec_from_file_location("messages", ROOT / "scripts" / "messages.py")
+    messages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(messages)
+    return set(messages.marked())
+
+
+def _french() -> dict[str, str]:
+    with PO.open("rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def test_every_marked_string_has_a_french_translation_and_no_other():
+    marked, french = _marked(), _french()
+    missing = sorted(marked - set(french))
+    stale = sorted(set(french) - marked)
+    assert not missing, f"{len(missing)} strings without French (make messages, then translate): {missing[:5]}"
+    assert not stale, f"{len(stale)} translations of strings the code no longer has (make messages): {stale[:5]}"
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_translations_keep_placeholders_and_markup():
+    bad = {}
+    for en, fr in _french().items():
+        same = [(_fields(en), _fields(fr)), *((en.count(m), fr.count(m)) for m in ("**", "`", "\n\n", "$"))]
+        if any(a != b for a, b in same):
+            bad[en[:60]] = fr[:60]
+    assert not bad, bad
+
+
+def _prose(text: str) -> bool:
+    """Words a visitor reads: three or more words of three letters or more (not code, CSS or a key)."""
+    text = re.sub(r"`[^`]*`|\{[^}]*\}|<[^>]*>", " ", text)
+    return sum(bool(WORD.match(w)) for w in text.split()) >= 3
+
+
+def _unmarked(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
+    inside = set()  # nodes inside _() / N_() calls, and docstrings
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS:
+            inside.update(id(n) for a in node.args for n in ast.walk(a))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BILINGUAL:
+            inside.update(id(a) for a in node.args[:2])  # a glossary term's English and French names, as written
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            inside.add(id(node.body[0].value))
+    lines = path.read_text().splitlines()
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in inside or not hasattr(node, "lineno") or "# not taught" in lines[node.lineno - 1]:
+            continue
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(v) for v in node.values)
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        else:
+            continue
+        if _prose(text):
+            out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text[:70]!r}")
+    return out
+
+
+def test_no_teaching_string_is_left_unmarked():
+    found = [hit for path in SOURCES for hit in _unmarked(path)]
+    assert not found, f"{len(found)} strings to mark with _() or N_():\n" + "\n".join(found)
+
+
+def test_templates_are_not_f_strings():
+    """_(f"...") would look up a string already filled in, never in the catalogue: _() takes a literal or a
+    name that holds one marked N_() where it is defined; N_() takes a literal."""
+    bad = []
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS:
+                named = (ast.Name, ast.Attribute, ast.Subscript) if node.func.id == "_" else ()
+                if not (len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, *named))):
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, bad

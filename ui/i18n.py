@@ -1,0 +1,62 @@
+"""The app in English or French. The code's strings are the English; the French comes from a gettext
+catalogue, locale/fr/LC_MESSAGES/paradec.po, read with Babel (`make messages` extracts new strings into it).
+
+_("...") translates a string for this visitor, where it is shown. A string defined once at import (a
+module's constant) is marked with N_("...") and translated where it is shown, with _(CONSTANT). A string
+with values is a template: _("{n} tokens").format(n=n), never an f-string, so the catalogue can hold it.
+Technical identifiers (method names, τ, parameter names) stay as they are in both languages."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import streamlit as st
+from babel.messages.pofile import read_po
+
+LOCALE = Path(__file__).resolve().parents[1] / "locale"
+DOMAIN = "paradec"
+LANGS = {"en": "English", "fr": "Français"}
+KEY = "lang"  # session state, and the URL's ?lang=fr (English leaves it out)
+
+
+@functools.cache
+def catalogue(lang: str) -> dict[str, str]:
+    """msgid -> msgstr of a language's catalogue (translated, non-fuzzy entries only); English: empty."""
+    path = LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+    if lang == "en" or not path.is_file():
+        return {}
+    with path.open("rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
+def from_link() -> str:
+    """The language the link asks for (read once per session, before anything is drawn); English otherwise."""
+    if KEY not in st.session_state:
+        asked = st.query_params.get(KEY, "en")
+        st.session_state[KEY] = asked if asked in LANGS else "en"
+    return st.session_state[KEY]
+
+
+def lang() -> str:
+    value = st.session_state.get(KEY, "en")
+    return value if value in LANGS else "en"
+
+
+def _(text: str) -> str:
+    """`text` in this visitor's language (as written when the catalogue has no translation)."""
+    return catalogue(lang()).get(text, text) if text else text
+
+
+def N_(text: str) -> str:
+    """Marks a string for the catalogue without translating it (a constant defined at import)."""
+    return text
+
+
+def switch() -> None:
+    """The sidebar's language switch; it keeps the URL in step, so a shared link opens in the same language.
+    Switching reruns the same page at the same step (both live in session state and the URL)."""
+    st.radio("Language · Langue", list(LANGS), format_func=LANGS.get, key=KEY, horizontal=True)
+    if lang() == "en":
+        st.query_params.pop(KEY, None)
+    else:
+        st.query_params[KEY] = lang()
