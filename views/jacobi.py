@@ -14,7 +14,8 @@ INTRO = _("""**Jacobi decoding** needs no draft at all: guess a whole block of f
 target re-predict every position of the block in **one** forward pass, replace each guess by the
 target's prediction and repeat. A guess that the target predicts again, after a prefix that is
 already right, has reached its **fixed point** and is committed; the block then slides on.
-Santilli et al. 2023; Song et al. 2021.""")
+Santilli et al. 2023; Song et al. 2021. Its ancestor is **blockwise parallel decoding** (Stern et al. 2018):
+propose a block, keep the prefix the model confirms, which needed extra heads that Jacobi does without.""")
 
 HOW = _("""1. **Guess** *n* tokens after the pending token (the first time: the `init` rule, repeating the
    last token, padding, or random context tokens; later: the target's last predictions).

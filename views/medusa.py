@@ -17,7 +17,9 @@ INTRO = _("""**Medusa** (Cai et al., 2024) needs no draft model: K small **heads
 hidden state, and head *k* guesses the token *k* places after the next one. Their top-k guesses are
 combined into a sparse **tree** (given as a list of paths, Medusa's `medusa_choices`), which the
 target verifies in one forward pass with a tree attention mask. The heads here are Medusa-1 heads
-trained for the embedded model with the target frozen (see `assets/drafters/medusa-smollm2/card.md`).""")
+trained for the embedded model with the target frozen (see `assets/drafters/medusa-smollm2/card.md`).
+Medusa descends from **blockwise parallel decoding** (Stern et al. 2018), whose extra heads proposed a block
+of tokens verified as a chain.""")
 
 HOW = _("""1. After each verify pass, keep the target's hidden state h at the last accepted position.
 2. Each head is a residual block, h + SiLU(W h + b), feeding the target's own LM head (here restricted
