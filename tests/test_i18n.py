@@ -99,3 +99,10 @@ def test_templates_are_not_f_strings():
                 if not (len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, *named))):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not bad, bad
+
+
+def test_french_templates_write_french_numbers():
+    from ui.i18n import Translated
+
+    text = Translated("τ {tau:.2f}, {n:,} tokens, step {i}, {name}").format(tau=1.054, n=49152, i=3, name="v1.2")
+    assert text == "τ 1,05, 49\u202f152 tokens, step 3, v1.2"

@@ -8,6 +8,7 @@ Technical identifiers (method names, τ, parameter names) stay as they are in bo
 from __future__ import annotations
 
 import functools
+import string
 from pathlib import Path
 
 import streamlit as st
@@ -42,9 +43,29 @@ def lang() -> str:
     return value if value in LANGS else "en"
 
 
+class _French(string.Formatter):
+    """French numbers: a decimal comma and a narrow no-break space between thousands (1 234,5)."""
+
+    def format_field(self, value, spec: str) -> str:
+        text = super().format_field(value, spec)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            text = text.replace(",", "\u202f").replace(".", ",")
+        return text
+
+
+class Translated(str):
+    """A translated template whose format() writes numbers the French way."""
+
+    def format(self, *args, **kwargs) -> str:
+        return _French().vformat(self, args, kwargs)
+
+
 def _(text: str) -> str:
-    """`text` in this visitor's language (as written when the catalogue has no translation)."""
-    return catalogue(lang()).get(text, text) if text else text
+    """`text` in this visitor's language (as written when the catalogue has no translation). In French the
+    result's format() writes numbers the French way."""
+    if not text or lang() == "en":
+        return text
+    return Translated(catalogue(lang()).get(text, text))
 
 
 def N_(text: str) -> str:
