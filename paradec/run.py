@@ -14,6 +14,7 @@ from .traces.trace import Trace
 from .tuning import presets
 
 MAX_NEW_TOKENS = 2048  # documented cap on --max-new-tokens
+MAX_BATCH = 64  # prompts decoded together (run's several prompts, bench --batch)
 MAX_PROMPT_CHARS = 200_000
 # Sampling computes in float32: logits / 1e-40 overflow to inf and a top-p of 1e-300 rounds to 0 and
 # keeps no token, and both then sample from NaN. Below these bounds sampling is greedy in all but name.
@@ -84,53 +85,78 @@ def run(target: Loaded, method: str, prompt: str, params: dict | list[str] | Non
 def decode(target: Loaded, method: str, prompt: str, params: dict, max_new_tokens: int, temperature: float,
            top_p: float, top_k: int, seed: int, draft: Loaded | None, chat: bool,
            on_step: Callable[[Step], None] | None) -> Trace:
-    """Decode a checked request with resolved params into a Trace."""
+    """Decode a checked request with resolved params into a Trace: a batch of one."""
+    each = None if on_step is None else lambda _, step: on_step(step)
+    return decode_batch(target, method, [prompt], params, max_new_tokens, temperature, top_p, top_k, seed, draft,
+                        chat, each)[0]
+
+
+def decode_batch(target: Loaded, method: str, prompts: list[str], params: dict, max_new_tokens: int,
+                 temperature: float, top_p: float, top_k: int, seed: int, draft: Loaded | None, chat: bool,
+                 on_step: Callable[[int, Step], None] | None = None) -> list[Trace]:
+    """Decode checked prompts (each as validate() checks a prompt) as one batch, every target forward shared by
+    the unfinished sequences (paradec.core.engine.decode_many), into one Trace per prompt; on_step(i, step)
+    hears sequence i's steps. Each sequence has its own drafter and its own generator seeded with `seed`, so
+    each trace's tokens, sampled ones too, are those its prompt gets alone.
+
+    A trace's wall_s is read on the batch's shared clock: the timed time of the whole batch (every sequence's
+    drafting, the shared forwards, every sequence's acceptance and commit) from its start until this sequence
+    finished. The batch's own time is the largest; at batch 1 it is the sum of the steps' timings."""
+    if not 1 <= len(prompts) <= MAX_BATCH:
+        raise methods.InputError(f"a batch holds 1 to {MAX_BATCH} prompts, got {len(prompts)}")
     deltas = lora.needed(method, params)
     if deltas and target.deltas != str(deltas):  # the caller picks the target with lora.target_for
         raise methods.InputError(f"{method} decodes on a fine-tuned copy of the target, not on {target.name}")
-    drafter = methods.make_drafter(method, params, draft.decoder if draft else None, target.model)
+    traces = [_trace(target, method, prompt, params, max_new_tokens, temperature, top_p, top_k, seed, draft, chat,
+                     None if len(prompts) == 1 else i + 1) for i, prompt in enumerate(prompts)]
+    drafters = [methods.make_drafter(method, params, draft.decoder if draft else None, target.model) for _ in prompts]
+    clock = engine.Clock()
+    if not _decode_into(traces, target, drafters, Sampler(temperature, top_k, top_p), seed, on_step, clock):
+        del drafters  # their own state (a draft model's KV cache, EAGLE's draft tree) goes too
+        free_memory()
+        raise OutOfMemory(OUT_OF_MEMORY)
+    for i, trace in enumerate(traces):
+        # The decoding alone: each step's timed region (propose, verify, accept, commit), not the trace's
+        # bookkeeping (top-k lists, step records) nor what the caller's on_step does between steps.
+        trace.wall_s = clock.finished_ms[i] / 1e3
+        trace.text = target.tokenizer.decode(trace.token_ids, skip_special_tokens=True)
+        trace.token_text = token_texts(target.tokenizer, trace)
+    return traces
+
+
+def _trace(target: Loaded, method: str, prompt: str, params: dict, max_new_tokens: int, temperature: float,
+           top_p: float, top_k: int, seed: int, draft: Loaded | None, chat: bool, nth: int | None) -> Trace:
+    """The trace a prompt's steps go into, once its tokens fit the model's context (nth: which prompt of a batch)."""
     prompt_ids = encode_prompt(target.tokenizer, prompt, chat)
     limit = getattr(target.model.config, "max_position_embeddings", None)
     if limit and len(prompt_ids) + max_new_tokens > limit:
         raise methods.InputError(
-            f"the prompt ({len(prompt_ids)} tokens) plus {max_new_tokens} new tokens "
-            f"exceeds the model's context of {limit}"
+            f"{'the prompt' if nth is None else f'prompt {nth}'} ({len(prompt_ids)} tokens) plus {max_new_tokens} "
+            f"new tokens exceeds the model's context of {limit}"
         )
-    sampler = Sampler(temperature, top_k, top_p)
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    trace = Trace(
+    return Trace(
         method=method, params=params, model=target.name, prompt=prompt, prompt_ids=prompt_ids,
         sampling={"temperature": temperature, "top_p": top_p, "top_k": top_k, "seed": seed},
         max_new_tokens=max_new_tokens, draft_model=draft.name if draft else None,
         device=target.device, dtype=target.dtype,
     )
-    if not _decode_into(trace, target, drafter, sampler, gen, on_step):
-        del drafter  # its own state (a draft model's KV cache, EAGLE's draft tree) goes too
-        free_memory()
-        raise OutOfMemory(OUT_OF_MEMORY)
-    # The decoding alone: each step's timed region (propose, verify, accept, commit), not the trace's
-    # bookkeeping (top-k lists, step records) nor what the caller's on_step does between steps.
-    trace.wall_s = sum(s.draft_ms + s.verify_ms for s in trace.steps) / 1e3
-    trace.text = target.tokenizer.decode(trace.token_ids, skip_special_tokens=True)
-    trace.token_text = token_texts(target.tokenizer, trace)
-    return trace
 
 
-def _decode_into(trace: Trace, target: Loaded, drafter, sampler: Sampler, gen: torch.Generator, on_step) -> bool:
-    """Decode into trace.steps; False when the device ran out of memory. The error is only noted
+def _decode_into(traces: list[Trace], target: Loaded, drafters: list, sampler: Sampler, seed: int, on_step,
+                 clock: engine.Clock) -> bool:
+    """Decode into each trace's steps; False when the device ran out of memory. The error is only noted
     here, not raised: until its except block ends, its traceback holds the decoder's frame and
-    with it the run's KV cache, which free_memory could then not give back."""
+    with it the run's KV caches, which free_memory could then not give back."""
     eos = eos_ids(target.tokenizer, target.model)
+    sequences = [(d, t.prompt_ids, torch.Generator(device="cpu").manual_seed(seed)) for d, t in zip(drafters, traces)]
     try:
-        for step in engine.decode(target.decoder, drafter, trace.prompt_ids, trace.max_new_tokens, sampler, gen, eos):
-            trace.steps.append(step)
+        for i, step in engine.decode_many(target.decoder, sequences, traces[0].max_new_tokens, sampler, eos, clock):
+            traces[i].steps.append(step)
             if on_step:
-                on_step(step)
+                on_step(i, step)
     except torch.OutOfMemoryError:  # torch.cuda's is the same class
         return False
     return True
-
-
 
 
 def token_texts(tokenizer, trace: Trace) -> dict:

@@ -45,14 +45,39 @@ def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_laye
     Row 0 is the distribution after the pending token; row i+1 the one after node i; then
     the window's rows. Position ids are cache length + depth, so siblings share a position.
     target: paradec.core.targets' interface (a Hugging Face model is wrapped)."""
+    inputs = pass_inputs(cache, uncached, draft)
+    return verified(*as_target(target).forward(cache, *inputs, hidden_layers), keep=inputs[-1])
+
+
+def target_forward_many(target, items: list[tuple], hidden_layers: tuple[int, ...] = ()) -> list[Verified]:
+    """target_forward for several sequences, items [(cache, uncached, draft)] (each its own cache), in one pass
+    of the target where it has forward_many (paradec.cpu.fast: the products over every sequence's rows at once),
+    else one forward each (Hugging Face's). Each Verified is what target_forward gives its sequence alone."""
     target = as_target(target)
+    passes = [(cache, *pass_inputs(cache, uncached, draft)) for cache, uncached, draft in items]
+    if hasattr(target, "forward_many"):
+        outs = target.forward_many(passes, hidden_layers)
+    else:
+        outs = [target.forward(*p, hidden_layers) for p in passes]
+    return [verified(logits, states, keep=p[-1]) for (logits, states), p in zip(outs, passes)]
+
+
+def pass_inputs(cache, uncached: list[int], draft: Draft) -> tuple[list[int], torch.Tensor, torch.Tensor | None, int]:
+    """What a target's forward takes for one verify pass after the cache's entries: the tokens (uncached, nodes,
+    window), their position ids (cache length + depth), the allowed pattern (None for a chain: the causal one)
+    and how many rows' logits to keep (the pending token's onwards)."""
     cached = cache.get_seq_length()
     offsets = [len(uncached) - 1 + d for d in tree.depths(draft.parents) + draft.window_pos]
     pos = torch.tensor(list(range(len(uncached))) + offsets) + cached
     chain = not draft.window and tree.is_chain(draft.parents)  # its tree mask is the causal one
     allowed = None if chain else allowed_mask(draft.parents, cached, len(uncached), draft.window_sees)
-    keep = 1 + len(draft.tokens) + len(draft.window)  # logits of the pending token onwards
-    logits, states = target.forward(cache, uncached + draft.tokens + draft.window, pos, allowed, keep, hidden_layers)
+    keep = 1 + len(draft.tokens) + len(draft.window)
+    return uncached + draft.tokens + draft.window, pos, allowed, keep
+
+
+def verified(logits: torch.Tensor, states: torch.Tensor | None, keep: int) -> Verified:
+    """A forward's output as the drafter reads it: float logits, and the hidden states split into the kept rows
+    and the rows before them (the prompt's, on the first pass)."""
     if states is None:
         return Verified(logits.float())
     prefix = states[:, :-keep] if states.shape[1] > keep else None  # (layers, U+N+W, H): the prompt's rows

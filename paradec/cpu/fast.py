@@ -21,6 +21,7 @@ import torch
 from torch.nn import functional as F
 
 from . import kernels
+from .batch import forward_many as one_pass_for_many
 from .layer_ops import KernelOps, TorchOps
 
 
@@ -204,6 +205,11 @@ class FastTarget:
         logits, hidden = self.forward_batch(cache, torch.tensor([ids]), positions[None],
                                             None if allowed is None else allowed[None], keep, hidden_layers)
         return logits[0], None if hidden is None else hidden[:, 0]
+
+    def forward_many(self, passes, hidden_layers: tuple[int, ...] = ()):
+        """forward() for several sequences, each on its own cache, in one pass: [(cache, ids, positions, allowed,
+        keep)] -> [(logits, hidden)], what forward() returns for each (paradec.cpu.batch)."""
+        return one_pass_for_many(self, passes, hidden_layers)
 
     @torch.inference_mode()
     def forward_batch(self, cache: Cache, ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor | None,
