@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from . import bench_report, methods
+from . import bench_batch, bench_report, methods
 from .costs import machine
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .runner import Request, Runner
@@ -126,6 +126,7 @@ class Options:
     limit: int = 0
     preset: str | None = None  # the preset file the methods' settings came from, as the report names it
     memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.costs.memory)
+    batch: tuple[int, ...] = ()  # batch sizes: every method also decodes the prompts in batches (paradec.bench_batch)
 
     def sampling(self) -> dict:
         return dict(max_new_tokens=self.max_new_tokens, temperature=self.temperature, top_p=self.top_p,
@@ -181,6 +182,8 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     found, sections = _engine_runs(engines, rows, options.sampling(), first)
     report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
     report["differences"] = differences(target, runs, names)
+    if options.batch:
+        bench_batch.add(report, runner, names, rows, options, request, runs)
     if options.memory:  # the CLI's: the profiler counts every thread's allocations in the process
         report["memory"] = measure_memory(runner, names, rows[0], lambda m, pairs: request(m, pairs, rows[0]["prompt"]))
     if sections:

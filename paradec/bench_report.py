@@ -9,6 +9,7 @@ import io
 import json
 from pathlib import Path
 
+from . import bench_batch
 from .traces.files import write_atomic
 from .traces.trace import Trace, TraceError, speedup, tokens_per_forward
 
@@ -137,6 +138,7 @@ def format_report(report: dict) -> str:
                      f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
     lines += ["", "speedup = method tokens/s / AR tokens/s, same prompts, same process; alpha = accepted drafts / "
                   f"tested ones (Trace.depth_acceptance); timed: {report.get('timed', '?')}"]
+    lines += bench_batch.lines(report)
     for name, e in report.get("engines", {}).items():
         lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
                      f"figures from {e['source']}; speedup against {name}_baseline, identical = same text as it")
@@ -221,6 +223,10 @@ def load(path: str | Path) -> dict:
             raise ResultsError(f"{path}: every group of results needs AR, the baseline")
         if any(not isinstance(m, dict) or not set(METRICS) <= set(m) for m in group.values()):
             raise ResultsError(f"{path}: a method's results lack {', '.join(METRICS)}")
+    for name, m in data["methods"].items():  # by_batch: bench --batch's figures, in files that have them
+        why = bench_batch.check(m["by_batch"]) if "by_batch" in m else ""
+        if why:
+            raise ResultsError(f"{path}: method {name}: {why}")
     _check_engines(data.get("engines", {}), path)
     return data
 

@@ -4,7 +4,6 @@ Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
 import sys
 
@@ -63,14 +62,15 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
 def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="python -m paradec", description="Parallel decoding, run for real and traced.")
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    r = sub.add_parser("run", help="decode one prompt with one method", epilog=catalog.help_text(),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = sub.add_parser("run", help="decode a prompt (or several, as one batch) with one method",
+                       epilog=catalog.help_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--method", required=True)
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a method parameter")
     src = r.add_mutually_exclusive_group(required=True)
-    src.add_argument("--prompt")
-    src.add_argument("--prompt-file")
-    r.add_argument("--trace", help="write the trace JSON here")
+    src.add_argument("--prompt", action="append", help="repeat it to decode several prompts as one batch "
+                     "(they share each target forward)")
+    src.add_argument("--prompt-file", action="append", help="a file holding one prompt (repeatable, as --prompt)")
+    r.add_argument("--trace", help="write the trace JSON here (several prompts: NAME-1.json, NAME-2.json, ...)")
     _sampling_args(r)
     b = sub.add_parser("bench", help="every method against AR on a prompt file, in one process")
     b.add_argument("--methods", required=True,
@@ -93,6 +93,9 @@ def parser() -> argparse.ArgumentParser:
                    help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
     b.add_argument("--threads", type=integer(), default=0,
                    help="torch threads for every method (0 = torch's default); mirror's worker thread adds its own")
+    b.add_argument("--batch", type=_batch_sizes, default=(), metavar="SIZES",
+                   help="batch sizes, e.g. 1,2,4,8,16: every method also decodes the prompts in batches of each "
+                        "size (by_batch in the results)")
     _sampling_args(b)
     from .tuning.tune import add_parser as tune_parser
 
@@ -121,6 +124,16 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _batch_sizes(text: str) -> tuple[int, ...]:
+    from .bench_batch import parse_sizes
+    from .run import MAX_BATCH
+
+    try:
+        return tuple(parse_sizes(text, MAX_BATCH))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as hf_logging
@@ -131,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         if args.command == "run":
-            return _run(args)
+            from .cli_run import run_command
+
+            return run_command(args)
         if args.command == "tune":
             from .tuning.tune import tune_command
 
@@ -191,55 +206,6 @@ def _model_error():
     return ModelError
 
 
-def read_prompt_file(path: str) -> str:
-    from .run import MAX_PROMPT_CHARS
-
-    try:  # enough bytes for validate() to refuse; a FIFO or /dev/zero is refused unread
-        data = files.read_regular(path, 4 * MAX_PROMPT_CHARS + 4)  # UTF-8: at most 4 bytes a character
-        # not final: a character the byte limit cut in two is dropped, not an error
-        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=len(data) < 4 * MAX_PROMPT_CHARS + 4)
-        return text.replace("\r\n", "\n").replace("\r", "\n")  # as reading in text mode did
-    except (OSError, UnicodeDecodeError) as e:
-        raise methods.InputError(f"cannot read prompt file {path}: {getattr(e, 'strerror', None) or e}") from None
-
-
-def _run(args) -> int:
-    from .runner import Request, Runner
-
-    if args.trace is not None and not args.trace.strip():  # "" would decode, then silently write nothing
-        raise methods.InputError("--trace needs a file name")
-    if args.trace:
-        methods.check_writable(args.trace, "trace")
-    prompt = args.prompt if args.prompt is not None else read_prompt_file(args.prompt_file)
-    preset = preset_file.load(args.preset) if args.preset else None
-    given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
-    request = Request(args.method, prompt, given, args.max_new_tokens, args.temperature, args.top_p, args.top_k,
-                      args.seed, args.draft, chat=not args.no_chat, model=args.model)
-    request.check()  # fail fast, before loading weights
-    runner = Runner(args.device, args.dtype)
-    prepared = runner.prepare(request)
-    if methods.lossy(args.method, prepared.params):  # once what it runs on is loaded: an error says only the error
-        print(f"paradec: warning: LOSSY: {methods.lossy(args.method, prepared.params)}", file=sys.stderr)
-    trace = runner.decode(request, prepared=prepared)
-    if args.trace:
-        try:
-            trace.save(args.trace)
-        except OSError as e:
-            raise methods.InputError(f"cannot write trace {args.trace}: {e.strerror or e}") from None
-    if args.json:
-        files.print_out(json.dumps(trace.summary(), ensure_ascii=False))
-    else:
-        s = trace.summary()
-        alpha = "-" if s["acceptance"] is None else f"{s['acceptance']:.2f}"  # AR drafts nothing: no acceptance
-        files.print_out(trace.text)
-        print(
-            f"\n[{args.method}] {s['new_tokens']} tokens, {s['target_forwards']} target forwards, "
-            f"tau {s['tau']:.2f}, acceptance {alpha}, {s['tokens_per_s']:.1f} tok/s",
-            file=sys.stderr,
-        )
-    return 0
-
-
 def _bench(args) -> int:
     import os
     from pathlib import Path
@@ -265,7 +231,7 @@ def _bench(args) -> int:
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
     options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
                       args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit,
-                      args.preset and shown(args.preset), args.memory)
+                      args.preset and shown(args.preset), args.memory, args.batch)
     runner = Runner(args.device, args.dtype)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
     report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)

@@ -6,7 +6,8 @@
   tokens and steps (greedy, float32), and its batch-1 draws when sampling (each sequence has its own generator).
 - A sequence that ends early (its end-of-sequence token, a smaller budget) leaves the batch; the rest go on.
 - Sampling at B = 2 keeps the target's distribution: a chi-square test against the exact marginals of each
-  prompt, with power (an injected mistake, and sequences handed each other's logits, fail it)."""
+  prompt, with power (an injected mistake, and sequences handed each other's logits, fail it).
+- The embedded model with its shipped drafters (slow): run.decode_batch's traces are each prompt's alone."""
 import pytest
 import torch
 
@@ -314,3 +315,33 @@ def test_an_injected_mistake_fails_the_batch_sampling_test(sampled, mistake):
             patch.setattr(engine, "target_forward_many", lambda *a: real(*a)[::-1])
             samples, _ = draw_batches(target, make, prompts)
     assert both_pvalue(samples, exact) < ALPHA
+
+
+# ---------------------------------------------------------------- the embedded model, its trained drafters
+
+EMBEDDED_PROMPTS = ["Explain in detail how a bicycle works.", "Hi!",
+                    "Rename the variable x to count in this code and show the whole result:\n"
+                    "def tally(items):\n    x = 0\n    for item in items:\n        if item:\n            x += 1\n"
+                    "    return x\n"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["ar", "sps", "medusa", "eagle3"])
+def test_the_embedded_model_decodes_a_batch_as_each_prompt_alone(embedded, method):
+    """run.decode_batch on SmolLM2 with the shipped drafters, three prompts of 6 to 60 tokens through the chat
+    template: each trace is the one its prompt gets alone, and each trace's wall_s is its finish on the batch's
+    clock (the batch's time is the largest)."""
+    from paradec import models
+    from paradec.run import decode_batch
+    from paradec.runner import Request, Runner
+
+    runner = Runner("cpu", "float32", loaded={models.EMBEDDED: embedded})
+    requests = [Request(method, p, max_new_tokens=24) for p in EMBEDDED_PROMPTS]
+    p = runner.prepare(requests[0])
+    alone = [runner.decode(r, prepared=p) for r in requests]
+    batch = decode_batch(p.target, method, EMBEDDED_PROMPTS, p.params, draft=p.draft, **requests[0].sampling())
+    assert [t.token_ids for t in batch] == [t.token_ids for t in alone]
+    assert [t.text for t in batch] == [t.text for t in alone] and [t.prompt for t in batch] == EMBEDDED_PROMPTS
+    assert [[s.accepted for s in t.steps] for t in batch] == [[s.accepted for s in t.steps] for t in alone]
+    assert all(0 < t.wall_s <= max(b.wall_s for b in batch) for t in batch)
+    assert method == "ar" or sum(t.accepted_drafts for t in batch) > 0

@@ -3,6 +3,9 @@
 A target gives new_cache() (a run's own KV cache, with get_seq_length() and keep(prefix, rows)) and
 forward(cache, ids, positions, allowed, keep, hidden_layers) -> (logits (keep, V), hidden states or None).
 `allowed` (M, cached + M) is the boolean attention pattern of a tree or a window, None for a chain.
+A target may also give forward_many(passes, hidden_layers): several sequences' forwards, each
+(cache, ids, positions, allowed, keep) on its own cache, in one pass (batched decoding; the verifier runs
+forward once per sequence on a target without it).
 
 - HFTarget: any Hugging Face causal LM, run by its own forward with a DynamicCache and a 4D float mask.
   A 4D mask replaces the model's own, so here it applies the model's sliding window too.
