@@ -10,7 +10,9 @@ all of them alike. Per method and batch size (`by_batch`, beside the method's ot
 - speedup: that over AR's tokens_per_s at the same batch size;
 - tau: new tokens per verify pass a sequence took part in;
 - identical_runs / runs: sequences whose tokens are AR's at batch 1 on the same prompt / sequences decoded;
-- latency_s: the mean, over sequences, of the time from its batch's start until it finished.
+- latency_s: the mean, over sequences, of the time from its batch's start until it finished;
+- rows: the mean rows of a shared verify pass (every sequence's pending token, nodes and window together),
+  what places the pass on the roofline.
 
 Times are the batch's timed region (paradec.core.engine.Clock): every sequence's drafting, the shared
 forwards, every sequence's acceptance and commit; not the trace's bookkeeping.
@@ -18,6 +20,7 @@ forwards, every sequence's acceptance and commit; not the trace's bookkeeping.
 Standard library only at import: bench_report reads what this writes, and the app loads it without torch."""
 from __future__ import annotations
 
+import math
 import sys
 
 FIELDS = ("tokens_per_s", "speedup", "tau", "identical_runs", "runs", "latency_s")
@@ -83,9 +86,22 @@ def figures(batches: list, reference: list[list[int]]) -> dict:
     wall = sum(max(t.wall_s for t in ts) for _, ts in batches)
     forwards = sum(t.target_forwards for t in traces)
     same = sum(t.token_ids == reference[i] for idx, ts in batches for i, t in zip(idx, ts))
+    passes = sum(max(len(t.steps) for t in ts) for _, ts in batches)  # a sequence that ended leaves the passes
+    rows = sum(s.verified for t in traces for s in t.steps[1:]) / max(1, passes - len(batches))  # the prefill out
     return {"tokens_per_s": round(tokens / max(1e-9, wall), 2), "speedup": None,
             "tau": round(tokens / forwards, 3) if forwards else None, "identical_runs": same, "runs": len(traces),
-            "latency_s": round(sum(t.wall_s for t in traces) / max(1, len(traces)), 4)}
+            "latency_s": round(sum(t.wall_s for t in traces) / max(1, len(traces)), 4), "rows": round(rows, 2)}
+
+
+def crossing(by_batch: dict) -> float | None:
+    """The batch size where a method's speedup over AR falls through 1.0, interpolated in log2(B) between the
+    two measured sizes around it; None when it stays above (or starts below) 1.0 at every size measured."""
+    points = sorted((int(b), m["speedup"]) for b, m in by_batch.items() if m.get("speedup") is not None)
+    for (b0, s0), (b1, s1) in zip(points, points[1:]):
+        if s0 >= 1.0 > s1:
+            f = (s0 - 1.0) / (s0 - s1)
+            return 2 ** (math.log2(b0) + f * (math.log2(b1) - math.log2(b0)))
+    return None
 
 
 def check(by_batch) -> str:

@@ -35,9 +35,10 @@ def shipped() -> dict[str, Path]:
     return {f.stem: f for f in sorted(BENCH_DIR.glob("*.json"))}
 
 
-def main_report() -> dict | None:
-    """The main benchmark (MAIN), the one the pages' texts quote; None when it is not shipped or unreadable."""
-    path = BENCH_DIR / f"{MAIN}.json"
+def main_report(name: str = MAIN) -> dict | None:
+    """A shipped benchmark (by default MAIN, the one the pages' texts quote); None when it is not shipped or
+    unreadable."""
+    path = BENCH_DIR / f"{name}.json"
     try:
         return _load(str(path), path.stat().st_mtime)
     except (OSError, bench_report.ResultsError):

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import memory, roofline
+from ui import batching, memory, roofline
 from ui.i18n import _
 
 st.title(_("Roofline: why one token at a time wastes the hardware"))
@@ -17,5 +17,6 @@ roofline.roofline_panel(choice, trace, i)
 roofline.measured_costs()
 roofline.what_if(choice)
 roofline.losing_runs()
+batching.section()
 roofline.tree_attention(choice)
 memory.gpu_table()
