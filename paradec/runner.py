@@ -16,7 +16,7 @@ from functools import cached_property
 from . import methods, models
 from .core.steps import Step
 from .models import Loaded, lora
-from .run import check_pair, decode, resolve_params, validate
+from .run import MAX_BATCH, check_pair, decode, decode_batch, resolve_params, validate
 from .serving.lanes import Lane, Turn
 from .traces.trace import Trace
 
@@ -133,6 +133,34 @@ class Runner:
         p = prepared or self.prepare(r)
         return decode(p.target, r.method, r.prompt, p.params, r.max_new_tokens, r.temperature, r.top_p, r.top_k,
                       r.seed, p.draft, r.chat, on_step)
+
+    def decode_batch(self, r: Request, prompts: list[str],
+                     on_step: Callable[[int, Step], None] | None = None) -> list[Trace]:
+        """Decode now several prompts as one batch with r's method and settings (r.prompt unused): one trace
+        each, every target forward shared (paradec.run.decode_batch)."""
+        self.check_batch(r, prompts)
+        p = self.prepare(r)
+        return decode_batch(p.target, r.method, prompts, p.params, r.max_new_tokens, r.temperature, r.top_p,
+                            r.top_k, r.seed, p.draft, r.chat, on_step)
+
+    def run_batch(self, r: Request, prompts: list[str], on_step: Callable[[int, Step], None] | None = None,
+                  on_wait: Callable[[int], None] | None = None) -> tuple[list[Trace], Turn]:
+        """run() for a batch: every prompt checked before it waits, then one turn of the target's lane."""
+        self.check_batch(r, prompts)
+        with self.turn(r.model, on_wait) as turn:
+            return self.decode_batch(r, prompts, on_step), turn
+
+    @staticmethod
+    def check_batch(r: Request, prompts: list[str]) -> None:
+        """A batch's checks that need no model: their number, r's settings and parameters, every prompt."""
+        if not 1 <= len(prompts) <= MAX_BATCH:
+            raise methods.InputError(f"a batch holds 1 to {MAX_BATCH} prompts, got {len(prompts)}")
+        r.check()
+        for k, prompt in enumerate(prompts, 1):
+            try:
+                validate(prompt, r.max_new_tokens, r.temperature, r.top_p, r.top_k, r.seed)
+            except methods.InputError as e:
+                raise methods.InputError(f"prompt {k}: {e}") from None
 
     def run(self, r: Request, on_step: Callable[[Step], None] | None = None,
             on_wait: Callable[[int], None] | None = None) -> tuple[Trace, Turn]:

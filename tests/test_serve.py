@@ -64,10 +64,10 @@ def get(url: str) -> dict:
         return json.loads(r.read())
 
 
-def post(url: str, body) -> tuple:
-    """(status, JSON body, headers) of POST url/run, errors included."""
+def post(url: str, body, path: str = "/run") -> tuple:
+    """(status, JSON body, headers) of POST url/run (or path), errors included."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    req = urllib.request.Request(url + "/run", data, {"Content-Type": "application/json"})
+    req = urllib.request.Request(url + path, data, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, json.loads(r.read()), r.headers  # case-insensitive: h11 lowercases names
@@ -112,6 +112,30 @@ def test_a_run_returns_the_trace_paradec_run_records(start, tiny):
     assert status == 200 and headers["X-Paradec-Ahead"] == "0" and float(headers["X-Paradec-Wait-S"]) >= 0
     got = Trace.from_dict(body)  # the trace's own format, read back unchanged
     assert untimed(got.to_dict()) == untimed(alone(tiny, REQUESTS[1]).to_dict())
+
+
+def test_a_batch_returns_each_prompts_trace_as_if_alone(start, tiny):
+    url, _ = start(2)
+    prompts = ["the cat sat on the mat, the cat sat on", "Count: one two three four", "Hi"]
+    status, body, headers = post(url, {"method": "pld", "prompts": prompts, "max_new_tokens": 10,
+                                       "params": {"k": 4}}, "/batch")
+    assert status == 200 and headers["X-Paradec-Ahead"] == "0" and len(body["traces"]) == 3
+    for prompt, got in zip(prompts, body["traces"]):
+        want = alone(tiny, {"method": "pld", "prompt": prompt, "max_new_tokens": 10, "params": {"k": 4}})
+        assert Trace.from_dict(got).token_ids == want.token_ids
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ({"method": "ar", "prompts": []}, 400, "a batch holds 1 to 64 prompts, got 0"),
+    ({"method": "ar", "prompts": ["hi"] * 65}, 400, "a batch holds 1 to 64 prompts, got 65"),
+    ({"method": "ar", "prompts": ["hi", "  "]}, 400, "prompt 2: the prompt is empty"),
+    ({"method": "ar", "prompts": "hi"}, 422, "prompts: Input should be a valid array"),
+    ({"method": "ar", "prompt": "hi", "prompts": ["hi"]}, 422, "prompt: Extra inputs are not permitted"),
+])
+def test_bad_batches_get_a_4xx_and_one_line(start, body, status, message):
+    url, _ = start(2)
+    got, answer, _ = post(url, body, "/batch")
+    assert got == status and message in answer["error"] and "\n" not in answer["error"], answer
 
 
 BAD = [

@@ -120,6 +120,10 @@ class RayService:
             self._replicas = (time.monotonic(), known)
         return known
 
+    def run_batch(self, r, gone: Callable[[], bool] = lambda: False):
+        """Batches decode in `python -m paradec serve`'s own process; the replicas take one prompt a run."""
+        raise Unavailable("batches (POST /batch) are served by python -m paradec serve, not on Ray Serve's replicas")
+
     def run(self, r: RunRequest, gone: Callable[[], bool] = lambda: False) -> tuple[Trace, dict]:
         """As Service.run: the checks that need no model here (a bad request never waits), then the
         run on a replica; (the trace, queue headers)."""

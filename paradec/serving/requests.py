@@ -5,25 +5,41 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
-class PromptRequest(BaseModel):
-    """What every request that decodes a prompt carries."""
+class _Sampling(BaseModel):
+    """The decoding settings every request that decodes carries."""
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)  # a typo or "64" for 64: an error
 
-    prompt: str
     max_new_tokens: int = 64
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
 
 
-class RunRequest(PromptRequest):
-    """POST /run."""
+class PromptRequest(_Sampling):
+    """What every request that decodes a prompt carries."""
+    prompt: str
+
+
+class _Method(BaseModel):
+    """What a run of one of paradec's methods carries besides its prompt(s)."""
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
     method: str
     top_k: int = 0
     params: dict[str, str | bool | int | float] = {}
     draft: str | None = None  # sps: self:N, trained (the embedded model's), or one named at start-up
     model: str | None = None  # which loaded target (default: the first)
     chat: bool = True
+
+
+class RunRequest(PromptRequest, _Method):
+    """POST /run."""
+
+
+class BatchRequest(_Sampling, _Method):
+    """POST /batch: several prompts decoded as one batch (every target forward shared; paradec.run.decode_batch
+    caps their number); each sequence's tokens are the ones its prompt gets alone."""
+    prompts: list[str]
 
 
 class EngineRequest(PromptRequest):

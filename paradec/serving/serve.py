@@ -41,7 +41,7 @@ from ..traces.trace import Trace
 from .lanes import QueueFull
 from .production import config as engine_config
 from .production import workload
-from .requests import EngineRequest, RunRequest
+from .requests import BatchRequest, EngineRequest, RunRequest
 
 MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
 WATCH_S = 0.2  # how often a running request checks that its client is still there
@@ -111,6 +111,22 @@ class Service:
         trace, turn = self.runner.run(request, on_step=check, on_wait=check)
         return trace, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
 
+    def run_batch(self, r: BatchRequest, gone: Callable[[], bool] = lambda: False) -> tuple[list[Trace], dict]:
+        """run() for several prompts decoded as one batch: (a trace per prompt, queue headers)."""
+        spec = self._target(r.model)
+        first = r.prompts[0] if r.prompts else ""  # the runner checks every prompt, and their number
+        request = runner.Request(**{**r.model_dump(exclude={"prompts"}), "prompt": first, "model": spec})
+        self.runner.check_batch(request, r.prompts)  # before queueing: a bad batch never waits
+        self._check_weights(r.method, request.check())
+        request = dataclasses.replace(request, draft=self._draft_spec(r, spec))
+
+        def check(*_) -> None:
+            if gone():
+                raise Cancelled("the client went away")
+
+        traces, turn = self.runner.run_batch(request, r.prompts, on_step=check, on_wait=check)
+        return traces, {"X-Paradec-Ahead": str(turn.ahead), "X-Paradec-Wait-S": f"{turn.waited_s:.3f}"}
+
     def _check_weights(self, method: str, params: dict) -> None:
         """A parameter that names weights takes the shipped ones or one the operator listed: nothing
         is opened (a path) or fetched (a hub id) for a request, so the answer is the same whether the
@@ -170,38 +186,18 @@ def create_app(service: Service) -> FastAPI:
     def queue() -> dict:
         return service.queues()
 
-    @app.post("/run", openapi_extra={"requestBody": {"content": {"application/json": {
-        "schema": RunRequest.model_json_schema()}}, "required": True}})
-    async def run_endpoint(request: Request) -> Response:
-        """The body is read here, not by FastAPI: capped in size, and every malformed one (nested
-        past pydantic's limit included) gets the service's one-line 422."""
-        try:
-            r = RunRequest.model_validate_json(await _body(request))
-        except ClientDisconnect:
-            return _error(499, "the client went away")
-        except TooLarge as e:
-            return _error(413, str(e))
-        except ValidationError as e:
-            return _error(422, _one_line(e))
-        gone = threading.Event()
-        watch = asyncio.create_task(_watch(request, gone))
-        try:  # in a worker thread: a run takes seconds; the event loop keeps serving /queue
-            trace, headers = await run_in_threadpool(service.run, r, gone.is_set)
-        except Cancelled as e:  # nobody is listening; 499 is what proxies log for it
-            return _error(499, str(e))
-        except OutOfMemory as e:  # the request was valid, this machine cannot hold it; its memory is freed
-            return _error(507, str(e))
-        except (methods.InputError, models.ModelError) as e:
-            return _error(400, str(e))
-        except QueueFull as e:
-            return _error(429, str(e), {"Retry-After": "5"})
-        except Unavailable as e:
-            return _error(503, str(e), {"Retry-After": "5"})
-        finally:  # also when the server cancels this handler: the run stops at its next step
-            gone.set()
-            watch.cancel()
-        # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
-        return Response(trace.to_json(), media_type="application/json", headers=headers)
+    def post(path: str, schema, call, body):
+        """An endpoint that decodes: schema's body in, call(request, gone) in a worker thread, body(result) out."""
+        @app.post(path, openapi_extra={"requestBody": {"content": {"application/json": {
+            "schema": schema.model_json_schema()}}, "required": True}})
+        async def endpoint(request: Request) -> Response:
+            return await _decode(request, schema, call, body)
+        return endpoint
+
+    # Trace.to_json, not JSONResponse: the trace's own format, which Trace.from_json reads back
+    post("/run", RunRequest, service.run, lambda trace: trace.to_json())
+    post("/batch", BatchRequest, service.run_batch,
+         lambda traces: '{"traces": [' + ", ".join(t.to_json() for t in traces) + "]}")
 
     @app.get("/engines")
     def engines() -> list:  # what each is, not where: the URLs are the operator's
@@ -232,6 +228,37 @@ def create_app(service: Service) -> FastAPI:
 
 class TooLarge(ValueError):
     """A request body over MAX_BODY."""
+
+
+async def _decode(request: Request, schema, call, body) -> Response:
+    """The body is read here, not by FastAPI: capped in size, and every malformed one (nested past pydantic's
+    limit included) gets the service's one-line 422."""
+    try:
+        r = schema.model_validate_json(await _body(request))
+    except ClientDisconnect:
+        return _error(499, "the client went away")
+    except TooLarge as e:
+        return _error(413, str(e))
+    except ValidationError as e:
+        return _error(422, _one_line(e))
+    gone = threading.Event()
+    watch = asyncio.create_task(_watch(request, gone))
+    try:  # in a worker thread: a run takes seconds; the event loop keeps serving /queue
+        result, headers = await run_in_threadpool(call, r, gone.is_set)
+    except Cancelled as e:  # nobody is listening; 499 is what proxies log for it
+        return _error(499, str(e))
+    except OutOfMemory as e:  # the request was valid, this machine cannot hold it; its memory is freed
+        return _error(507, str(e))
+    except (methods.InputError, models.ModelError) as e:
+        return _error(400, str(e))
+    except QueueFull as e:
+        return _error(429, str(e), {"Retry-After": "5"})
+    except Unavailable as e:
+        return _error(503, str(e), {"Retry-After": "5"})
+    finally:  # also when the server cancels this handler: the run stops at its next step
+        gone.set()
+        watch.cancel()
+    return Response(body(result), media_type="application/json", headers=headers)
 
 
 async def _body(request: Request) -> bytes:
