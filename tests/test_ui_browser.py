@@ -91,6 +91,8 @@ def _first_view(browser, base: str, path: str, switch: bool = False) -> dict:
     page = browser.new_page(viewport={"width": 1024, "height": 768})
     try:
         page.goto(base + path)
+        if switch:  # the player has drawn its step
+            page.locator("[data-step]").first.wait_for(timeout=90_000)
         seen = _view(page)
         if switch:
             page.get_by_text("English", exact=True).click()
