@@ -210,8 +210,9 @@ def test_page_places_a_recorded_step_beside_the_model():
     # roofline, this CPU's measured passes, breakdown, batch sweep, tree attention's reads; the losing runs,
     # the attention share and the GPU presets' memory
     charts = [c.key for c in at.get("plotly_chart")]
-    assert charts == ["roof.fig", "roof.cost", "roof.breakdown", "roof.batch_sweep", "roof.tree_reads"]
-    assert len(at.dataframe) == 3
+    assert charts == ["roof.fig", "roof.cost", "roof.breakdown", "roof.batch_sweep", "roof.tree_reads",
+                      "batch.throughput", "batch.speedup"]
+    assert len(at.dataframe) == 4  # the batches' verify passes: after the tree attention's
     trace = Trace.load(sources.TRACE_DIR / "sps-greedy.json")
     assert metrics(at)["verify time (MEASURED)"] == f"{trace.steps[1].verify_ms:.1f} ms"
     assert modelled_on(at).startswith("On Recording machine (1 thread)")  # where the steps were timed
