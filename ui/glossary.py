@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from . import guide
 from .i18n import N_, _, lang
 
 
@@ -192,11 +193,4 @@ def _where(term: Term, query: str) -> str:
     if not term.view:
         return _("not shown in the app")
     what = f" ({_(term.where)})" if term.where else ""
-    return f"[{_(TITLES[term.view])}](/{term.view}{query}){what}"
-
-
-TITLES = {"ar": N_("Autoregressive (AR)"), "sps": N_("Speculative sampling"), "pld": N_("Prompt lookup"),
-          "jacobi": N_("Jacobi decoding"), "lookahead": N_("Lookahead decoding"), "medusa": N_("Medusa"),
-          "eagle": N_("EAGLE-1/2/3"), "early_exit": N_("Early exit"), "mirror": N_("Parallel draft-and-verify"),
-          "roofline": N_("Roofline"), "benchmark": N_("Benchmark"), "tune": N_("Tune"),
-          "production": N_("Production engine")}
+    return f"[{_(guide.PAGES[term.view][1])}](/{term.view}{query}){what}"
