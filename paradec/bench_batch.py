@@ -114,10 +114,15 @@ def check(by_batch) -> str:
     return ""
 
 
+def by_batch(report: dict) -> dict[str, dict]:
+    """Each method's figures by batch size, for the methods a results file has them for."""
+    return {name: m["by_batch"] for name, m in report["methods"].items() if m.get("by_batch")}
+
+
 def lines(report: dict) -> list[str]:
     """The printed table by batch size: speedup over AR at the same size and the batch's tokens/s, then each
     sequence's mean latency; [] for a report without batches."""
-    rows = {name: m["by_batch"] for name, m in report["methods"].items() if m.get("by_batch")}
+    rows = by_batch(report)
     if not rows:
         return []
     sizes = sorted({int(b) for by in rows.values() for b in by})

@@ -7,6 +7,7 @@ Verdicts: "supported" (the run agrees), "partly" (it agrees on one part), "diffe
 give another answer; the app says why and what would change it), "not measurable" (nothing here can run it)."""
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,26 @@ class Check:
     view: str  # the page (URL path) that shows it
 
 
+READERS = {"json": lambda path: json.loads(path.read_text()), "bench": load_bench, "trace": Trace.load}
+
+
+@functools.lru_cache(maxsize=32)
+def _read(kind: str, path: Path, mtime_ns: int):
+    """A shipped file, read once while it stays the same (the checks read the bench file eight times); read only."""
+    return READERS[kind](path)
+
+
+def _file(kind: str, root: Path, name: str):
+    path = root / name
+    return _read(kind, path, path.stat().st_mtime_ns)
+
+
 def _json(root: Path, name: str) -> dict:
-    return json.loads((root / name).read_text())
+    return _file("json", root, name)
+
+
+def _trace(root: Path, name: str) -> Trace:
+    return _file("trace", root, name)
 
 
 def _cost_ratio(root: Path, curve: str, n: int) -> float:
@@ -67,7 +86,7 @@ def intensity(root: Path) -> Check:
 
 
 def _bench(root: Path) -> dict:
-    return load_bench(root / BENCH)
+    return _file("bench", root, BENCH)
 
 
 def _best(report: dict) -> tuple[str, float]:
@@ -119,7 +138,7 @@ def medusa_quality(root: Path) -> Check:
 
 
 def tree_dozens(root: Path) -> Check:
-    t = Trace.load(root / TREE)
+    t = _trace(root, TREE)
     step = max(t.steps, key=lambda s: len(s.nodes))
     parents = {n.parent for n in step.nodes}
     leaves = sum(1 for k in range(len(step.nodes)) if k not in parents)
@@ -141,7 +160,7 @@ def eagle3_best(root: Path) -> Check:
 
 
 def jacobi_prefix(root: Path) -> Check:
-    jacobi, cllm = (Trace.load(root / f"traces/{m}-greedy.json") for m in ("jacobi", "cllm"))
+    jacobi, cllm = (_trace(root, f"traces/{m}-greedy.json") for m in ("jacobi", "cllm"))
     return Check("jacobi_prefix", "supported" if jacobi.tau < 1.2 else "different",
                  {"jacobi_tau": jacobi.tau, "cllm_tau": cllm.tau},
                  ("traces/jacobi-greedy.json", "traces/cllm-greedy.json"), "jacobi")
@@ -149,8 +168,8 @@ def jacobi_prefix(root: Path) -> Check:
 
 def draft_length(root: Path) -> Check:
     """Dynamic draft length (what Pacer learns) and confidence-based early exit (Kangaroo), as recorded."""
-    runs = {p: Trace.load(root / f"traces/sps-{p}.json") for p in ("fixed", "learned", "confidence")}
-    exit_ = Trace.load(root / "traces/early_exit-greedy.json")
+    runs = {p: _trace(root, f"traces/sps-{p}.json") for p in ("fixed", "learned", "confidence")}
+    exit_ = _trace(root, "traces/early_exit-greedy.json")
     values = {f"{p}_tau": t.tau for p, t in runs.items()} | {
         f"{p}_drafts": t.draft_forwards for p, t in runs.items()} | {"exit_tau": exit_.tau}
     best = max(runs, key=lambda p: runs[p].tau)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from paradec.bench_batch import crossing
-from paradec.costs import machine, roofline
+from paradec.bench_batch import by_batch, crossing
+from paradec.costs import roofline
 from paradec.plots import batch as plots
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 
-from . import sources
+from . import roofline as roofline_page
 from .bench import main_report
 from .i18n import _
 from .style import chart, header
@@ -44,7 +44,7 @@ are its batch-1 tokens, and each row is a ratio to AR **at the same batch size**
 
 
 def _findings(report: dict) -> None:
-    by = {m: v["by_batch"] for m, v in report["methods"].items() if v.get("by_batch")}
+    by = by_batch(report)
     sizes = sorted(int(b) for b in by.get("ar", {}))
     lines = []
     if len(sizes) > 1:
@@ -68,7 +68,10 @@ def _findings(report: dict) -> None:
 
 def _passes(report: dict) -> None:
     model = roofline.MODELS["SmolLM2-135M-Instruct"].with_dtype("float32")
-    ridge = machine.recorded(sources.TRACE_DIR / "machine.json").ridge("float32")
+    recorded = roofline_page.recording()
+    if not recorded:  # traces shipped without their machine's probe: nothing to place the passes against
+        return
+    ridge = next(iter(recorded.values())).ridge("float32")
     header(_("Each batch's verify pass on the roofline"), FROM_RUN, MODEL, help=_(
         "The mean rows of a shared verify pass (from the run) and its arithmetic intensity (the roofline's "
         "model, float32, 100 tokens cached per sequence), against this CPU's ridge point."))

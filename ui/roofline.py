@@ -46,7 +46,8 @@ class Choice:
 
 
 @st.cache_data
-def _recording() -> dict[str, Hardware]:
+def recording() -> dict[str, Hardware]:
+    """The probe of the machine that recorded the traces, by its name (empty when the traces have none)."""
     try:
         hw = machine.recorded(sources.TRACE_DIR / RECORDING)
     except (OSError, ValueError, KeyError, TypeError):
@@ -56,7 +57,7 @@ def _recording() -> dict[str, Hardware]:
 
 def _hardware() -> dict[str, Hardware]:
     probed = st.session_state.get(MACHINE)
-    return _recording() | ({probed.name: probed} if probed else {}) | HARDWARE
+    return recording() | ({probed.name: probed} if probed else {}) | HARDWARE
 
 
 def _measure() -> None:

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..bench_batch import crossing
+from ..bench_batch import by_batch, crossing
 from ..costs import roofline
 from .arena import PALETTE
 from .style import layout
-
-
-def _methods(report: dict) -> dict[str, dict]:
-    return {m: v["by_batch"] for m, v in report["methods"].items() if v.get("by_batch")}
 
 
 def _sizes(by: dict) -> list[int]:
@@ -21,7 +17,7 @@ def _sizes(by: dict) -> list[int]:
 def throughput_figure(report: dict, height: int = 340) -> go.Figure:
     """The whole batch's tokens per second against the batch size, per method (AR dashed)."""
     fig = go.Figure()
-    for k, (m, by) in enumerate(_methods(report).items()):
+    for k, (m, by) in enumerate(by_batch(report).items()):
         sizes = _sizes(by)
         fig.add_scatter(x=sizes, y=[by[str(b)]["tokens_per_s"] for b in sizes], name=m, mode="lines+markers",
                         line=dict(color=PALETTE[k % len(PALETTE)], dash="dash" if m == "ar" else "solid"),
@@ -34,7 +30,7 @@ def throughput_figure(report: dict, height: int = 340) -> go.Figure:
 def speedup_figure(report: dict, height: int = 340) -> go.Figure:
     """Each method's speedup over AR at the same batch size, the 1.0 line, and where it crosses it."""
     fig = go.Figure()
-    for k, (m, by) in enumerate(_methods(report).items()):
+    for k, (m, by) in enumerate(by_batch(report).items()):
         if m == "ar":
             continue
         sizes, color = _sizes(by), PALETTE[k % len(PALETTE)]
@@ -53,7 +49,7 @@ def passes(report: dict, model: roofline.ModelShape, context: int = 100) -> list
     """Each method's mean verify pass at each batch size: its rows and its arithmetic intensity (the roofline's
     model at the model's dtype, `context` tokens cached per sequence)."""
     out = []
-    for m, by in _methods(report).items():
+    for m, by in by_batch(report).items():
         for b in _sizes(by):
             rows = by[str(b)].get("rows")
             if rows:
