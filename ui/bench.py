@@ -12,7 +12,7 @@ from paradec.plots.arena import bars_figure
 from paradec.plots.style import FROM_RUN, MEASURED
 
 from . import live, memory
-from .i18n import N_, _
+from .i18n import N_, _, labelled
 from .presets import PRESETS
 from .sidebar import current
 from .style import chart, header
@@ -56,7 +56,7 @@ def pick() -> dict | None:
         return None
     main = choices.index(MAIN) if MAIN in choices else 0  # the main benchmark first, not a side study
     name = st.selectbox(_("Results"), choices, index=main, key="bench.file",
-                        format_func=lambda v: _(LIVE) if v == LIVE else v,
+                        format_func=labelled({LIVE: LIVE}),
                         help=_("{main}: every method against AR and Hugging Face's peers on this machine (the main "
                                "benchmark); the others are side studies and examples.").format(main=MAIN))
     if name not in files:

@@ -11,7 +11,7 @@ from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ct
 from paradec.tuning import presets
 
 from . import offered
-from .i18n import N_, _
+from .i18n import N_, _, labelled
 
 NONE = N_("none")  # the option's value (stays English); shown translated
 MODEL_KEY = "sb.model"  # the sidebar's target model input
@@ -36,7 +36,7 @@ def render() -> None:
                                                                       device=info.name))
         return
     name = st.selectbox(_("GPU preset ({device})").format(device=info.name), [NONE, *fit], key="sb.gpu_preset",
-                        format_func=lambda v: _(NONE) if v == NONE else v,
+                        format_func=labelled({NONE: NONE}),
                         help=_("Real models from the Hugging Face hub that fit this GPU's memory"))
     if name == NONE:
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -66,6 +67,14 @@ def _(text: str) -> str:
     if not text or lang() == "en":
         return text
     return Translated(catalogue(lang()).get(text, text))
+
+
+def labelled(labels: dict) -> Callable[[object], str]:
+    """A widget's format_func for options whose values the code compares: labels maps a value to its English
+    label (marked N_ where defined), translated now, not when the widget formats an option (AppTest does that
+    after the page's run); a value without a label shows as itself."""
+    names = {value: _(label) for value, label in labels.items()}
+    return lambda value: names.get(value, str(value))
 
 
 def N_(text: str) -> str:

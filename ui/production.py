@@ -17,7 +17,7 @@ from paradec.traces.trace import Trace
 
 from . import live, offered, player, stage
 from .bench import BENCH_DIR, OLD_FILE, shown
-from .i18n import N_, _, lang
+from .i18n import N_, _, labelled
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
@@ -53,7 +53,7 @@ def pick() -> dict | None:
     if st.session_state.pop(f"{NS}.show_live", False):  # set below the selectbox: applied before it is drawn
         st.session_state[f"{NS}.file"] = LIVE
     return found[st.selectbox(_("Results"), list(found), key=f"{NS}.file",
-                              format_func=lambda name: _(LIVE) if name == LIVE else name)]
+                              format_func=labelled({LIVE: LIVE}))]
 
 
 def _rows(report: dict, name: str, e: dict) -> list[dict]:
@@ -133,7 +133,7 @@ def _steps(engine: Trace, mine: Trace | None) -> None:
            help=_("The first prompt decoded by the engine and by paradec, one step at a time: how many tokens each "
                   "committed per target forward."))
     n = max(len(engine.steps), len(mine.steps) if mine else 0)
-    key = f"{NS}:{id(engine)}:{id(mine)}:{n}:{lang()}"  # the frames' story is in the visitor's language
+    key = f"{NS}:{id(engine)}:{id(mine)}:{n}"  # frames_json and the player add the visitor's language
     panels = [[stage.Panel("engine", _("{method}: tokens per step").format(method=engine.method), _(ENGINE_HELP),
                            caption=_(ENGINE_CAPTION)),
                stage.Panel("mine", _("paradec's {method}: tokens per step").format(method=mine.method) if mine

@@ -25,9 +25,7 @@ def render() -> Settings:
         gpu_presets.use_fetched_model()
         if st.session_state.get("sb.model") not in models:  # e.g. a model the operator no longer offers
             st.session_state.pop("sb.model", None)
-        # The options' names are translated now, not when the widget formats them (AppTest formats them after the run).
-        sources = {value: _(name) for value, name in SOURCES.items()}
-        live = st.radio(_("Trace source"), list(SOURCES), format_func=sources.__getitem__, horizontal=True,
+        live = st.radio(_("Trace source"), list(SOURCES), format_func=i18n.labelled(SOURCES), horizontal=True,
                         key="sb.source", help=_("recorded: replay a real run saved in assets/traces (instant). "
                                                 "live: run the model on the settings below.")) == "live"
         st.session_state[BOX] = st.container()  # a page names the recorded run it replays here
@@ -35,8 +33,9 @@ def render() -> Settings:
             st.caption(_("Greyed out below: settings for **live** runs only. A recorded run replays its own "
                          "settings; switch the trace source to live to decode with these."))
         off = not live
-        names = {name: _(name) for name in [*PRESETS, CUSTOM]}  # the presets' names are their keys
-        preset = st.selectbox(_("Prompt"), list(names), format_func=names.__getitem__, key="sb.preset", disabled=off)
+        names = [*PRESETS, CUSTOM]  # the presets' names are their keys
+        preset = st.selectbox(_("Prompt"), names, format_func=i18n.labelled({n: n for n in names}), key="sb.preset",
+                              disabled=off)
         if preset == CUSTOM:
             prompt = st.text_area(_("Your prompt"), MY_PROMPT, key="sb.prompt", height=90, disabled=off)
         else:

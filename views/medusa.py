@@ -8,7 +8,7 @@ from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.traces.trace import Trace
 from ui import draft_length, sizing, sources
 from ui.controls import control
-from ui.i18n import N_, _
+from ui.i18n import N_, _, labelled
 from ui.page import method_page
 from ui.stage import Extra, Panel
 from ui.style import chart, header
@@ -57,9 +57,8 @@ def tree_editor() -> str:
     """A preset, then paths removed or added: the tree as JSON ("" = the heads' default)."""
     names = [HEADS_DEFAULT, *MEDUSA_TREES]
     sized = sizing.defaults("medusa")["tree"] or HEADS_DEFAULT  # a GPU opens on a GPU-sized tree
-    default = _(HEADS_DEFAULT)  # translated now, not in format_func: it may run outside the page's run (AppTest)
     preset = st.selectbox(_("Tree preset"), names, index=names.index(sized), key="medusa.preset",
-                          format_func=lambda v: default if v == HEADS_DEFAULT else v)
+                          format_func=labelled({HEADS_DEFAULT: HEADS_DEFAULT}))
     base = MEDUSA_TREES.get(preset, [])
     typed = st.text_input(_("Add paths (JSON, e.g. [[3], [0, 2]])"), key="medusa.add", placeholder="[[3], [0, 2]]")
     try:
