@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The one install: `make setup` (.venv, with the test tools), the Hugging Face Space's Docker
-# image and the fresh-venv install test all run this script, so they cannot drift apart.
+# The one install: `make setup` (.venv, with the test tools) and the Hugging Face Space's Docker image
+# both run this script, so they cannot drift apart (tests/test_space.py checks the venv make built with it).
 #
 #   scripts/install.sh VENV_DIR [REQUIREMENTS_FILE]     (default: the repository's requirements.txt)
 #
