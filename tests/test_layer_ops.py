@@ -163,3 +163,43 @@ def test_an_eagle_heads_drafting_pass_is_its_training_pass(ops, version):
         got = run()
     for g, w in zip(got, want):
         assert_close(g, w, atol=1e-5, rtol=1e-5)
+
+
+def _sequences(seed: int = 0):
+    """Three sequences' caches (layers 2, capacities 24, 40, 24, different lengths), rows (1, a chain of 4, a tree of
+    5 under a mask) and their qkv rows and rotary angles, one after another."""
+    counts, starts = [1, 4, 5], [7, 30, 0]
+    ks, vs = zip(*(_cache(2, cap, seed + s) for s, cap in enumerate((24, 40, 24))))
+    ks, vs = [k[:, None] for k in ks], [v[:, None] for v in vs]  # (layers, 1, kv, capacity, D)
+    allowed = [None, None, _tree_mask(1, 5, 0)]
+    qkv = torch.randn(sum(counts), (HEADS + 2 * KV) * D, generator=torch.Generator().manual_seed(seed))
+    cos, sin = (x[0] for x in _rotary(1, sum(counts)))
+    return qkv, cos, sin, [k.contiguous() for k in ks], [v.contiguous() for v in vs], starts, counts, allowed
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_several_sequences_in_one_call_get_the_bits_each_gets_alone(ops, layer):
+    """Batched decoding's step: one call for every sequence's rows gives each the rotary, cache writes and attention
+    that rope_qkv and attention give it alone, on its own cache and mask, bit for bit; the other layer is untouched."""
+    qkv, cos, sin, ks, vs, starts, counts, allowed = _sequences()
+    alone_k, alone_v = [k.clone() for k in ks], [v.clone() for v in vs]
+    want = TorchOps.attend_many(ops, qkv, cos, sin, alone_k, alone_v, layer, starts, counts, allowed, HEADS, KV, 0.25)
+    got = ops.attend_many(qkv, cos, sin, ks, vs, layer, starts, counts, allowed, HEADS, KV, 0.25)
+    assert torch.equal(got, want)
+    assert all(torch.equal(a, b) for a, b in zip(ks + vs, alone_k + alone_v))
+    torchs = TorchOps().attend_many(qkv, cos, sin, [k.clone() for k in ks], [v.clone() for v in vs], layer, starts,
+                                    counts, allowed, HEADS, KV, 0.25)
+    assert_close(got, torchs, atol=1e-5, rtol=1e-5)
+
+
+def test_several_sequences_with_bad_shapes_are_refused_not_read_past(ops):
+    qkv, cos, sin, ks, vs, starts, counts, allowed = _sequences()
+    call = ops.kernel.attend_many
+    with pytest.raises(RuntimeError, match="shape"):
+        call(qkv, cos, sin, ks, vs, 0, [7, 30, 20], counts, allowed, HEADS, KV, 0.25)  # past a cache's capacity
+    with pytest.raises(RuntimeError, match="shape"):
+        call(qkv, cos, sin, ks, vs, 2, starts, counts, allowed, HEADS, KV, 0.25)  # no such layer
+    with pytest.raises(RuntimeError, match="rows"):
+        call(qkv, cos, sin, ks, vs, 0, starts, [1, 3, 5], allowed, HEADS, KV, 0.25)  # counts that miss a row
+    with pytest.raises(RuntimeError, match="allowed"):
+        call(qkv, cos, sin, ks, vs, 0, starts, counts, [None, None, allowed[2][:, :4]], HEADS, KV, 0.25)

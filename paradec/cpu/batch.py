@@ -1,10 +1,10 @@
 """Several sequences in one forward pass of the fast CPU target: batched decoding's verify pass.
 
 Each sequence brings its own KV cache, tokens, position ids, attention pattern and count of kept rows,
-exactly what FastTarget.forward takes. Per sequence: the embeddings, the rotary angles, and in every
-layer the rotary, the cache write and the attention, on its own cache (each has its own length) with its
-own mask. Over every sequence's rows at once: the products (q/k/v, o, gate/up, down, the LM head) and the
-norms, where the rows' count is what is nearly free on a CPU (the weights are read once for all of them).
+exactly what FastTarget.forward takes. Over every sequence's rows at once: the products (q/k/v, o,
+gate/up, down, the LM head) and the norms, where the rows' count is what is nearly free on a CPU (the
+weights are read once for all of them). Per sequence, in the same call a layer (ops.attend_many): the
+rotary, the cache write and the attention, on its own cache (each has its own length) with its own mask.
 
 With paradec's kernel a row's bits do not depend on the rows beside it (see paradec/cpu/csrc/), so each
 sequence's logits and hidden states are bit for bit those its own forward() gives it. Torch's fallback
@@ -12,6 +12,7 @@ products may sum a row differently when more rows share them (~1e-7)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -27,8 +28,6 @@ class _Seq:
     keep: int
     begin: int  # its first row among all sequences' rows
     start: int = 0  # its cache's length before the pass
-    cos: torch.Tensor | None = None
-    sin: torch.Tensor | None = None
 
     @property
     def m(self) -> int:
@@ -37,6 +36,19 @@ class _Seq:
     @property
     def end(self) -> int:
         return self.begin + self.m
+
+
+class Caches(NamedTuple):
+    """What ops.attend_many takes of every sequence, gathered once a pass: whole caches (layers, 1, kv, capacity,
+    head_dim), lengths before the pass, rows, attention patterns; and every row's rotary angles (R, head_dim)."""
+
+    ks: list[torch.Tensor]
+    vs: list[torch.Tensor]
+    starts: list[int]
+    counts: list[int]
+    allowed: list[torch.Tensor | None]
+    cos: torch.Tensor
+    sin: torch.Tensor
 
 
 @torch.inference_mode()
@@ -51,10 +63,13 @@ def forward_many(fast, passes, hidden_layers: tuple[int, ...] = ()) -> list[tupl
     for s in seqs:
         s.start = s.cache.length
         s.cache.reserve(s.m)
-        s.cos, s.sin = fast.rotary(h[None, s.begin:s.end], s.positions[None])  # (1, M, head_dim) each
+    # (R, head_dim) each: a position's angles are its own products (no sums), the bits it gets alone
+    cos, sin = (x[0] for x in fast.rotary(h[None], torch.cat([s.positions for s in seqs])[None]))
+    caches = Caches([s.cache.k for s in seqs], [s.cache.v for s in seqs], [s.start for s in seqs],
+                    [s.m for s in seqs], [s.allowed for s in seqs], cos, sin)
     states = [h]
     for i, layer in enumerate(fast.layers):
-        h = _layer(fast, i, layer, h, seqs)
+        h = _layer(fast, i, layer, h, caches)
         states.append(h)
     h = fast.ops.rmsnorm(h, fast.norm)
     states[-1] = h
@@ -68,15 +83,12 @@ def forward_many(fast, passes, hidden_layers: tuple[int, ...] = ()) -> list[tupl
     return out
 
 
-def _layer(fast, i: int, layer, h: torch.Tensor, seqs: list[_Seq]) -> torch.Tensor:
+def _layer(fast, i: int, layer, h: torch.Tensor, c: Caches) -> torch.Tensor:
     """h (R, H), every sequence's rows -> the layer's output (R, H); each sequence's keys and values are written
     into its own cache and its queries attend to that cache only."""
     ops = fast.ops
     qkv = layer.qkv(ops.rmsnorm(h, layer.norm_in))
-    outs = []
-    for s in seqs:
-        kc, vc = s.cache.k[i], s.cache.v[i]
-        q = ops.rope_qkv(qkv[s.begin:s.end], s.cos, s.sin, kc, vc, s.start, fast.heads, fast.kv_heads)
-        outs.append(ops.attention(q, kc, vc, s.start + s.m, s.allowed, fast.scaling).reshape(s.m, -1))
-    h = layer.o(torch.cat(outs), residual=h)
+    out = ops.attend_many(qkv, c.cos, c.sin, c.ks, c.vs, i, c.starts, c.counts, c.allowed, fast.heads, fast.kv_heads,
+                          fast.scaling)
+    h = layer.o(out, residual=h)
     return layer.down(ops.silu_mul(layer.gate_up(ops.rmsnorm(h, layer.norm_post))), residual=h)

@@ -6,6 +6,9 @@ own norm and rotary, torch's attention). Both take and return the same shapes:
     rope_qkv(qkv (B*M, (heads + 2 kv) D), cos, sin (B, M, D), kc, vc (B, kv, capacity, D), start, heads, kv)
         -> q (B, M, heads, D); rotated keys and the values written into this layer's cache at start..start+M-1
     attention(q, kc, vc, length, allowed (B, M, length) bool or None: causal, scale) -> (B, M, heads, D)
+    attend_many(qkv (R, (heads + 2 kv) D), cos, sin (R, D), ks, vs [(layers, 1, kv, capacity, D)], layer, starts,
+                counts, allowed [(1, M_s, start_s + M_s) or None], heads, kv, scale) -> (R, heads * D)
+        rope_qkv and attention for several sequences' rows at once, each on its own cache (paradec.cpu.batch)
     silu_mul(gate_up (R, 2I)) -> silu(gate) * up (R, I)"""
 from __future__ import annotations
 
@@ -49,6 +52,17 @@ class TorchOps:
         gate, up = gate_up.chunk(2, dim=-1)
         return F.silu(gate) * up
 
+    def attend_many(self, qkv, cos, sin, ks, vs, layer: int, starts, counts, allowed, heads: int, kv_heads: int,
+                    scale: float) -> torch.Tensor:
+        """One sequence at a time: rope_qkv, then attention, on its rows and its cache."""
+        outs, row = [], 0
+        for k, v, start, m, mask in zip(ks, vs, starts, counts, allowed, strict=True):
+            kc, vc, rows = k[layer], v[layer], slice(row, row + m)
+            q = self.rope_qkv(qkv[rows], cos[None, rows], sin[None, rows], kc, vc, start, heads, kv_heads)
+            outs.append(self.attention(q, kc, vc, start + m, mask, scale).reshape(m, -1))
+            row += m
+        return torch.cat(outs)
+
 
 class KernelOps:
     """The extension's steps (a row's bits do not depend on the rows beside it; see layer.cpp)."""
@@ -64,6 +78,14 @@ class KernelOps:
         if q.shape[1] > KERNEL_ROWS:
             return TorchOps.attention(q, kc, vc, length, allowed, scale)
         return self.kernel.attention(q, kc, vc, length, allowed, scale)
+
+    def attend_many(self, qkv, cos, sin, ks, vs, layer: int, starts, counts, allowed, heads: int, kv_heads: int,
+                    scale: float) -> torch.Tensor:
+        if max(counts) > KERNEL_ROWS:  # a prompt (the first pass): its attention is torch's
+            return TorchOps.attend_many(self, qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads,
+                                        kv_heads, scale)
+        return self.kernel.attend_many(qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads, kv_heads,
+                                       scale)
 
 
 def for_inference(x: torch.Tensor) -> KernelOps | None:

@@ -13,5 +13,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rmsnorm", &rmsnorm, "Llama's RMSNorm of x's rows");
   m.def("rope_qkv", &rope_qkv, "rotate q and k, write k and v into a layer's cache, return q (B, M, heads, D)");
   m.def("attention", &attention, "a few queries against a layer's cache -> (B, M, heads, D)");
+  m.def("attend_many", &attend_many, "several sequences' rotary, cache writes and attention, each on its own cache");
   m.def("silu_mul", &silu_mul, "silu(gate) * up from the fused gate/up projection");
 }

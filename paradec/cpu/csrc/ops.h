@@ -4,6 +4,8 @@
 #pragma once
 #include <ATen/core/Tensor.h>
 #include <c10/util/Half.h>
+
+#include <vector>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/zeros.h>
@@ -33,4 +35,8 @@ at::Tensor rope_qkv(at::Tensor qkv, at::Tensor cos, at::Tensor sin, at::Tensor k
                        int64_t start, int64_t heads, int64_t kv_heads);
 at::Tensor attention(at::Tensor q, at::Tensor kc, at::Tensor vc, int64_t length,
                         const c10::optional<at::Tensor>& allowed, double scale);
+at::Tensor attend_many(at::Tensor qkv, at::Tensor cos, at::Tensor sin, const std::vector<at::Tensor>& ks,
+                          const std::vector<at::Tensor>& vs, int64_t layer, const std::vector<int64_t>& starts,
+                          const std::vector<int64_t>& counts, const std::vector<c10::optional<at::Tensor>>& allowed,
+                          int64_t heads, int64_t kv_heads, double scale);
 at::Tensor silu_mul(at::Tensor gate_up);
