@@ -172,17 +172,21 @@ def _ar(key: live.Key) -> live.Key | None:
 def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trace:
     """live.run(key) under a progress bar that appears after PROGRESS_S and is redrawn at most once a second
     after: each redraw is a message the browser draws, on the cores a live run decodes on when both share a
-    machine (a redraw every 20 % slowed a two-second run by a third), so a run shorter than that draws none.
-    A run that waits for its turn says so at once."""
-    where, last = st.empty(), [time.perf_counter()]
+    machine (a redraw every 20 % slowed a two-second run by a third), so a run shorter than that draws none,
+    and makes no element either (its placeholder alone halved the browser's work at the click). A run that
+    waits for its turn says so at once."""
+    where, last = [], [time.perf_counter()]
 
     def progress(f: float, text: str | None = None) -> None:
         if text or time.perf_counter() >= last[0] + PROGRESS_S:
             last[0] = time.perf_counter()
-            where.progress(f, text=text or f"{doing}… {f:.0%}")
+            if not where:  # made at the first redraw: a new element at the top re-renders the page below it
+                where.append(st.empty())
+            where[0].progress(f, text=text or f"{doing}… {f:.0%}")
 
     trace = live.run(key, progress, beside)
-    where.empty()
+    if where:
+        where[0].empty()
     return trace
 
 

@@ -24,7 +24,7 @@ def throughput_figure(report: dict, height: int = 340) -> go.Figure:
                         hovertemplate=f"{m} · B=%{{x}}: %{{y:.0f}} tokens/s<extra></extra>")
     fig.update_xaxes(title="batch size B", type="log", dtick=0.30103)
     fig.update_yaxes(title="tokens/s (whole batch)", rangemode="tozero")
-    return layout(fig, "throughput by batch size", height, legend="right")
+    return layout(fig, "throughput by batch size", height)
 
 
 def speedup_figure(report: dict, height: int = 340) -> go.Figure:
@@ -42,7 +42,7 @@ def speedup_figure(report: dict, height: int = 340) -> go.Figure:
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
     fig.update_xaxes(title="batch size B", type="log", dtick=0.30103)
     fig.update_yaxes(title="speedup vs AR at the same B")
-    return layout(fig, "speedup by batch size (dotted: where it falls below AR)", height, legend="right")
+    return layout(fig, "speedup by batch size", height)  # the dotted lines: the header's help
 
 
 def passes(report: dict, model: roofline.ModelShape, context: int = 100) -> list[dict]:
