@@ -9,6 +9,16 @@ from __future__ import annotations
 import pytest
 import torch
 
+# The modules that take longest (seconds of one worker, make test), handed to the workers first: in file order the
+# last ones came last, and one worker ran them alone at the end while the other waited.
+LONGEST = ("test_sampling_e2e.py", "test_ui_browser.py", "test_batch.py", "test_mirror.py", "test_sampling.py",
+           "test_eagle.py", "test_embedded.py", "test_trace_fuzz.py", "test_app_imports.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: k for k, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST)))  # stable: the rest keep their order
+
 
 @pytest.fixture(scope="session", autouse=True)
 def components_scanned_once():

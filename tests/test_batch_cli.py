@@ -36,7 +36,8 @@ def test_bench_batch_records_every_method_at_every_size(capfd, tiny_dir, prompts
     report = bench_report.load(out)
     for name in ("ar", "pld", "sps"):
         by = report["methods"][name]["by_batch"]
-        assert list(by) == ["1", "2"] and all(set(bench_batch.FIELDS) | {"rows", "decode_tokens_per_s"} == set(m) for m in by.values()), name
+        fields = set(bench_batch.FIELDS) | {"rows", "decode_tokens_per_s"}
+        assert list(by) == ["1", "2"] and all(fields == set(m) for m in by.values()), name
         assert by["1"]["runs"] == 3 and by["2"]["runs"] == 4  # at B = 2: [0, 1] and [2, 0], the first again
         assert all(m["identical_runs"] == m["runs"] for m in by.values()), name  # greedy: AR's batch-1 tokens
         assert all(m["tokens_per_s"] > 0 and m["latency_s"] > 0 and m["tau"] >= 1.0 for m in by.values())

@@ -19,8 +19,8 @@ import pytest
 
 from helpers import cannot_run
 
-# Each starts the app and a browser. The two that time the player (steps/s) run alone (serial); the deep-link
-# test asserts no timing, so it runs beside the other tests.
+# Each starts the app and a browser. The two that time the player (steps/s) run alone (serial); the pages without
+# a player and the deep-link test assert no timing, so they run beside the other tests.
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +29,12 @@ PAGES = {"/", "/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle
          "/arena", "/roofline", "/benchmark", "/tune", "/numerics", "/production", "/glossary", "/article"}
 SWITCH = "/jacobi"  # the page where the test switches the language back to English
 PLAYERS = {"/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", "/early_exit", "/mirror"}
+
+
+def test_the_pages_checked_are_the_apps():
+    from ui import guide
+
+    assert PAGES == {f"/{path}" for path in guide.PAGES} and PLAYERS < PAGES
 
 
 def _missing() -> str | None:
@@ -54,27 +60,45 @@ def _check(tmp_path, *args: str, timeout: int = 500) -> dict:
     return summary
 
 
-@pytest.mark.serial
-def test_every_page_in_chromium_at_both_sizes(tmp_path):
-    # The first request to the fresh server is a classroom link deep into a page (it crashed when Streamlit
-    # served a pages/ folder by itself before app.py had run).
-    summary = _check(tmp_path, "--first", "/jacobi?step=3", "--also-size", "1920x1080", "--expect", "Next:")
-    assert PAGES <= {p["path"] for p in summary["pages"]}
+def _base(path: str) -> str:
+    return path.split("?")[0]
+
+
+def _both_sizes(tmp_path, first: str, pages: set[str]) -> list[dict]:
+    """Every page of `pages` at 1024x768 and 1920x1080, `first` (a deep link to one of them) first; each page's
+    result and its other size's."""
+    rest = sorted(pages - {_base(first)})
+    summary = _check(tmp_path, "--first", first, "--pages", ",".join(rest), "--also-size", "1920x1080",
+                     "--expect", "Next:")
+    assert pages == {_base(p["path"]) for p in summary["pages"]}
     shots = [s for p in summary["pages"] for s in [p["screenshot"], *(x["screenshot"] for x in p["sizes"])]]
     assert all(Path(s["path"]).stat().st_size > 10_000 for s in shots)  # something drawn
-    players = [x for p in summary["pages"] if p["path"] in PLAYERS for x in [p, *p["sizes"]]]
+    return summary["pages"]
+
+
+@pytest.mark.serial
+def test_every_method_page_in_chromium_at_both_sizes(tmp_path):
+    # The first request to the fresh server is a classroom link deep into a page (it crashed when Streamlit
+    # served a pages/ folder by itself before app.py had run).
+    pages = _both_sizes(tmp_path, "/jacobi?step=3", PLAYERS)
+    players = [x for p in pages for x in [p, *p["sizes"]]]
     assert len(players) == 2 * len(PLAYERS)
     assert all(x["js"]["info"]["moved"] >= 3 and x["js"]["info"]["rate"] >= 3.5 for x in players)  # each was checked
 
 
+def test_every_other_page_in_chromium_at_both_sizes(tmp_path):
+    """The pages without a player time nothing: they are checked beside the other tests."""
+    _both_sizes(tmp_path, "/roofline", PAGES - PLAYERS)
+
+
 @pytest.mark.serial
 def test_method_pages_in_presenter_mode_fit_three_projector_screens(tmp_path):
-    pages = [f"{p}?present=1&lang=fr" for p in sorted(PLAYERS)]
-    summary = _check(tmp_path, "--first", "/eagle?present=1&step=3&lang=fr", "--pages", ",".join(pages),
-                     timeout=400)
-    shown = {p["path"]: p["js"]["info"] for p in summary["pages"]}
-    assert set(pages) <= set(shown)
-    assert all(0 < shown[p]["screens"] <= 3 and shown[p]["rate"] >= 3.5 for p in pages), shown
+    first = "/eagle?present=1&step=3&lang=fr"
+    pages = [f"{p}?present=1&lang=fr" for p in sorted(PLAYERS - {_base(first)})]
+    summary = _check(tmp_path, "--first", first, "--pages", ",".join(pages), timeout=400)
+    shown = {_base(p["path"]): p["js"]["info"] for p in summary["pages"]}
+    assert set(shown) == PLAYERS
+    assert all(0 < info["screens"] <= 3 and info["rate"] >= 3.5 for info in shown.values()), shown
 
 
 def _fresh_server(port: int) -> subprocess.Popen:
