@@ -1,0 +1,191 @@
+// The arithmetic that layer.cpp's steps and batch.cpp's share: vector sums in a fixed order, e^x, the rotary
+// rotation, and attention over a cache for a run of rows (see layer.cpp for why each is written so).
+#pragma once
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops.h"
+
+namespace {
+
+typedef int32_t ivec __attribute__((vector_size(VW * 4), aligned(4)));
+
+inline vec splat(float x) { return vec{} + x; }
+
+inline float hsum(vec v) {  // lane by lane: a fixed order
+  float s = 0;
+  for (int i = 0; i < VW; ++i) s += v[i];
+  return s;
+}
+
+inline float dot(const float* a, const float* b, int64_t n) {
+  vec acc{};
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) acc += *(const vec*)(a + i) * *(const vec*)(b + i);
+  float s = hsum(acc);
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// e^x by Cephes' expf (range reduction by ln 2, a degree-6 polynomial: ~1e-7 relative error), lane by lane;
+// 0 below -87.3, where e^x leaves float's normal range (a masked score, -inf, lands there too).
+inline vec exp_vec(vec x) {
+  const ivec tiny = x < splat(-87.3f);
+  x = tiny ? splat(0.f) : x;
+  x = x > splat(88.3f) ? splat(88.3f) : x;
+  const vec t = x * 1.44269504f;
+  const ivec n = __builtin_convertvector(t + (t < splat(0.f) ? splat(-0.5f) : splat(0.5f)), ivec);
+  const vec nf = __builtin_convertvector(n, vec);
+  const vec r = x - nf * 0.693359375f - nf * -2.12194440e-4f;
+  vec p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  return tiny ? splat(0.f) : p * (vec)((n + 127) << 23);  // times 2^n, built in the exponent's bits
+}
+
+// Llama's rotation of one head's vector: out = x cos + rotate_half(x) sin, rotate_half(x) = (-x2, x1).
+inline void rotate(const float* x, const float* c, const float* s, float* out, int64_t d) {
+  const int64_t half = d / 2;
+  for (int64_t i = 0; i < half; ++i) out[i] = x[i] * c[i] - x[i + half] * s[i];
+  for (int64_t i = half; i < d; ++i) out[i] = x[i] * c[i] + x[i - half] * s[i];
+}
+
+void check(const at::Tensor& t, int64_t dim, const char* what) {
+  TORCH_CHECK(t.dim() == dim && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.is_contiguous(),
+              what, ": a contiguous ", dim, "-D float32 CPU tensor");
+}
+
+// KEYS keys' dot products with q at once, each with dot()'s arithmetic: its own sum in d order, then its lanes
+// in order. The chains of multiply-adds are independent, so the CPU overlaps them (one key's chain alone waits
+// on each multiply-add's latency). Every key gets the same bits whichever keys it goes with.
+constexpr int64_t KEYS = 8;
+inline void dots(const float* q, const float* const* k, int64_t d, float* out) {
+  vec a[KEYS] = {};
+  int64_t i = 0;
+  for (; i + VW <= d; i += VW) {
+    const vec qv = *(const vec*)(q + i);
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < KEYS; ++j) a[j] += qv * *(const vec*)(k[j] + i);
+  }
+#pragma GCC unroll 8
+  for (int64_t j = 0; j < KEYS; ++j) {
+    float s = hsum(a[j]);
+    for (int64_t c = i; c < d; ++c) s += q[c] * k[j][c];
+    out[j] = s;
+  }
+}
+
+// out (d) += p[j] v[j] for the entries j0 .. j1 - 1 in order (skipping those ok forbids): NB vectors of out at a
+// time in registers across the entries (a count known when compiling: with a count known only at run time the
+// sums lived on the stack, and each entry waited on the last one's store), the rest of d one by one.
+void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j1, int64_t d, float* out) {
+  // Vectors a block: eight independent sums keep the multiply-add units busy, and with AVX2 eight are a head of
+  // 64; with AVX-512 four are (blocks of eight, 128 floats, would leave such a head all to the scalar rest).
+  constexpr int64_t NB = VW == 16 ? 4 : 8;
+  int64_t i0 = 0;
+  for (; i0 + NB * VW <= d; i0 += NB * VW) {
+    vec a[NB];
+#pragma GCC unroll 8
+    for (int64_t c = 0; c < NB; ++c) a[c] = *(const vec*)(out + i0 + c * VW);
+    for (int64_t j = j0; j < j1; ++j) {
+      if (ok && !ok[j]) continue;
+      const float* vj = v + j * d + i0;
+      const float pj = p[j];
+#pragma GCC unroll 8
+      for (int64_t c = 0; c < NB; ++c) a[c] += pj * *(const vec*)(vj + c * VW);
+    }
+#pragma GCC unroll 8
+    for (int64_t c = 0; c < NB; ++c) *(vec*)(out + i0 + c * VW) = a[c];
+  }
+  for (int64_t j = j0; j < j1; ++j)
+    if (!ok || ok[j])
+      for (int64_t c = i0; c < d; ++c) out[c] += p[j] * v[j * d + c];
+}
+
+// Rows that attend over one key/value head: the query heads of its group, for a run of the pass's tokens.
+struct Rows {
+  const float* const* q;  // each row's query (d)
+  const bool* const* ok;  // each row's mask over the entries (null: every entry up to n)
+  const int64_t* n;       // each row's entries: it sees entries 0 .. n - 1
+  float* const* out;      // each row's output (d), zero on entry
+  int64_t count;
+};
+
+// Keys and values come in tiles of TILE entries (16 KB of keys at d 64) that every row of the group uses while
+// the tile is in the L1 cache: the cache is read once for the group, not once a row (an 8-token pass's
+// attention, 30 layers after 330 entries: 7.6 -> 7.2 ms; the sums in registers, weigh(), did the most).
+constexpr int64_t TILE = 64;
+
+// softmax(q k^T * scale) v for each row, p: scratch of count x whole floats (whole: n rounded up to vectors).
+// A row's arithmetic is the same whatever rows share the call: its scores key by key (dots), its softmax, and
+// its sum of weighted values in entry order (a running sum kept in out between tiles, exact as a float).
+void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float scale, float* p, int64_t whole) {
+  constexpr float none = -std::numeric_limits<float>::infinity();
+  int64_t most = 0;
+  for (int64_t i = 0; i < r.count; ++i) most = std::max(most, r.n[i]);
+  for (int64_t j0 = 0; j0 < most; j0 += TILE)
+    for (int64_t i = 0; i < r.count; ++i) {
+      const int64_t n = r.n[i], stop = std::min(n, j0 + TILE);
+      for (int64_t j = j0; j < stop; j += KEYS) {  // past n, the last entry again, its score not kept
+        const float* key[KEYS];
+        for (int64_t a = 0; a < KEYS; ++a) key[a] = k + std::min(j + a, n - 1) * d;
+        float s[KEYS];
+        dots(r.q[i], key, d, s);
+        for (int64_t a = 0; a < KEYS && j + a < stop; ++a)
+          p[i * whole + j + a] = r.ok[i] && !r.ok[i][j + a] ? none : s[a] * scale;
+      }
+    }
+  std::vector<float> sums(r.count);
+  for (int64_t i = 0; i < r.count; ++i) {
+    float* pi = p + i * whole;
+    const int64_t n = r.n[i], vn = (n + VW - 1) / VW * VW;
+    float top = none;
+    for (int64_t j = 0; j < n; ++j) top = std::max(top, pi[j]);
+    for (int64_t j = n; j < vn; ++j) pi[j] = none;
+    float sum = 0;
+    if (top != none)
+      for (int64_t j = 0; j < vn; j += VW) {
+        *(vec*)(pi + j) = exp_vec(*(const vec*)(pi + j) - top);
+        sum += hsum(*(const vec*)(pi + j));
+      }
+    sums[i] = sum;  // 0: nothing to see, and the row stays zeros
+  }
+  for (int64_t j0 = 0; j0 < most; j0 += TILE)
+    for (int64_t i = 0; i < r.count; ++i)
+      if (sums[i] > 0) weigh(p + i * whole, v, r.ok[i], j0, std::min(r.n[i], j0 + TILE), d, r.out[i]);
+  for (int64_t i = 0; i < r.count; ++i)
+    if (sums[i] > 0)
+      for (int64_t c = 0; c < d; ++c) r.out[i][c] /= sums[i];
+}
+
+// One token's row of the fused q/k/v projection (in): its query heads rotated into q, its key heads rotated and its
+// value heads copied into the cache, whose key/value heads lie `stride` floats apart (k, v: head 0's entry).
+inline void rope_row(const float* in, const float* c, const float* s, int64_t heads, int64_t kv_heads, int64_t d,
+                     float* q, float* k, float* v, int64_t stride) {
+  for (int64_t h = 0; h < heads; ++h) rotate(in + h * d, c, s, q + h * d, d);
+  for (int64_t g = 0; g < kv_heads; ++g) {
+    rotate(in + (heads + g) * d, c, s, k + g * stride, d);
+    std::copy(in + (heads + kv_heads + g) * d, in + (heads + kv_heads + g + 1) * d, v + g * stride);
+  }
+}
+
+// A thread's scratch for attend_rows over up to `rows` rows of up to `whole` entries.
+struct Scratch {
+  std::vector<float> p;
+  std::vector<const float*> q;
+  std::vector<const bool*> ok;
+  std::vector<int64_t> n;
+  std::vector<float*> out;
+  Scratch(int64_t rows, int64_t whole) : p(rows * whole), q(rows), ok(rows), n(rows), out(rows) {}
+  Rows rows(int64_t count) const { return Rows{q.data(), ok.data(), n.data(), out.data(), count}; }
+};
+
+}  // namespace
