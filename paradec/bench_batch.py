@@ -138,16 +138,18 @@ def lines(report: dict) -> list[str]:
         out.append(f"{name:<{w}}" + "".join(f"{c['speedup']:>8.2f}x{c['tokens_per_s']:>8.1f}" if c else f"{'-':>17}"
                                             for c in cells)
                    + f"{sum(c['identical_runs'] for c in cells if c):>6}/{sum(c['runs'] for c in cells if c)}")
-    out += ["", f"{'latency (s)':<{w}}" + "".join(f"{f'B={b}':>17}" for b in sizes)]
-    for name, by in rows.items():
-        out.append(f"{name:<{w}}" + "".join(f"{by[str(b)]['latency_s']:>17.3f}" if str(b) in by else f"{'-':>17}"
-                                            for b in sizes))
-    out += ["", f"{'after the prompts':<{w}}" + "".join(f"{f'B={b}':>17}" for b in sizes)]
-    for name, by in rows.items():
-        out.append(f"{name:<{w}}" + "".join(f"{by[str(b)]['decode_tokens_per_s']:>17.1f}"
-                                            if "decode_tokens_per_s" in by.get(str(b), {}) else f"{'-':>17}"
-                                            for b in sizes))
+    out += _one_field("latency (s)", "latency_s", ".3f", rows, sizes, w)
+    out += _one_field("after the prompts", "decode_tokens_per_s", ".1f", rows, sizes, w)
     out.append("by batch size: speedup = tokens/s over AR's at the same batch size, then the whole batch's "
                "tokens/s; identical = sequences with AR's batch-1 tokens; latency = mean time until a sequence "
                "finished; after the prompts = the whole batch's tokens/s once the prompts' pass is done")
+    return out
+
+
+def _one_field(title: str, field: str, spec: str, rows: dict, sizes: list[int], w: int) -> list[str]:
+    """A table of one figure by method and batch size ("-" where a size or the field is missing)."""
+    out = ["", f"{title:<{w}}" + "".join(f"{f'B={b}':>17}" for b in sizes)]
+    for name, by in rows.items():
+        cells = [by.get(str(b), {}).get(field) for b in sizes]
+        out.append(f"{name:<{w}}" + "".join(f"{'-':>17}" if c is None else f"{c:>17{spec}}" for c in cells))
     return out

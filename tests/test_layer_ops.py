@@ -6,7 +6,7 @@ from torch.testing import assert_close
 from transformers.models.llama.modeling_llama import LlamaRMSNorm
 
 from paradec.cpu import kernels
-from paradec.cpu.layer_ops import KERNEL_ROWS, KernelOps, TorchOps, causal
+from paradec.cpu.layer_ops import KERNEL_ROWS, KernelOps, TorchOps, causal, each_sequence
 
 from helpers import cannot_run
 
@@ -183,7 +183,7 @@ def test_several_sequences_in_one_call_get_the_bits_each_gets_alone(ops, layer):
     that rope_qkv and attention give it alone, on its own cache and mask, bit for bit; the other layer is untouched."""
     qkv, cos, sin, ks, vs, starts, counts, allowed = _sequences()
     alone_k, alone_v = [k.clone() for k in ks], [v.clone() for v in vs]
-    want = TorchOps.attend_many(ops, qkv, cos, sin, alone_k, alone_v, layer, starts, counts, allowed, HEADS, KV, 0.25)
+    want = each_sequence(ops, qkv, cos, sin, alone_k, alone_v, layer, starts, counts, allowed, HEADS, KV, 0.25)
     got = ops.attend_many(qkv, cos, sin, ks, vs, layer, starts, counts, allowed, HEADS, KV, 0.25)
     assert torch.equal(got, want)
     assert all(torch.equal(a, b) for a, b in zip(ks + vs, alone_k + alone_v))

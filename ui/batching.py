@@ -46,9 +46,14 @@ are its batch-1 tokens, and each row is a ratio to AR **at the same batch size**
 
 def _paying(report: dict) -> dict:
     """The report with AR and the methods faster than AR at batch 1 (the others are below it from the start)."""
-    by = by_batch(report)
-    keep = [m for m, b in by.items() if m == "ar" or (b.get("1") or {}).get("speedup", 0) >= 1.0]
+    keep = [m for m, b in by_batch(report).items() if m == "ar" or not _below_from_the_start(b)]
     return {**report, "methods": {m: report["methods"][m] for m in keep}}
+
+
+def _below_from_the_start(by: dict) -> bool:
+    """Whether a method is slower than AR at the smallest batch size measured."""
+    first = by[str(min(int(b) for b in by))]["speedup"]
+    return first is not None and first < 1.0
 
 
 def _findings(report: dict) -> None:
@@ -67,10 +72,10 @@ def findings(report: dict) -> list[str]:
     for m, b in by.items():
         if m == "ar":
             continue
-        at, first = crossing(b), b[str(sizes[0])]["speedup"]
+        at = crossing(b)
         if at is not None:
             lines.append(_("{method}: below AR from batch {at:.1f}.").format(method=m, at=at))
-        elif first is not None and first < 1.0:
+        elif _below_from_the_start(b):
             lines.append(_("{method}: below AR at every batch size measured, batch 1 included.").format(method=m))
         else:
             lines.append(_("{method}: above AR at every batch size measured (up to {most}).").format(

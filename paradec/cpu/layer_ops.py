@@ -54,14 +54,7 @@ class TorchOps:
 
     def attend_many(self, qkv, cos, sin, ks, vs, layer: int, starts, counts, allowed, heads: int, kv_heads: int,
                     scale: float) -> torch.Tensor:
-        """One sequence at a time: rope_qkv, then attention, on its rows and its cache."""
-        outs, row = [], 0
-        for k, v, start, m, mask in zip(ks, vs, starts, counts, allowed, strict=True):
-            kc, vc, rows = k[layer], v[layer], slice(row, row + m)
-            q = self.rope_qkv(qkv[rows], cos[None, rows], sin[None, rows], kc, vc, start, heads, kv_heads)
-            outs.append(self.attention(q, kc, vc, start + m, mask, scale).reshape(m, -1))
-            row += m
-        return torch.cat(outs)
+        return each_sequence(self, qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads, kv_heads, scale)
 
 
 class KernelOps:
@@ -82,10 +75,21 @@ class KernelOps:
     def attend_many(self, qkv, cos, sin, ks, vs, layer: int, starts, counts, allowed, heads: int, kv_heads: int,
                     scale: float) -> torch.Tensor:
         if max(counts) > KERNEL_ROWS:  # a prompt (the first pass): its attention is torch's
-            return TorchOps.attend_many(self, qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads,
-                                        kv_heads, scale)
+            return each_sequence(self, qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads, kv_heads, scale)
         return self.kernel.attend_many(qkv, cos, sin, ks, vs, layer, starts, counts, allowed, heads, kv_heads,
                                        scale)
+
+
+def each_sequence(ops, qkv, cos, sin, ks, vs, layer: int, starts, counts, allowed, heads: int, kv_heads: int,
+                  scale: float) -> torch.Tensor:
+    """attend_many one sequence at a time: ops' rope_qkv, then its attention, on the sequence's rows and cache."""
+    outs, row = [], 0
+    for k, v, start, m, mask in zip(ks, vs, starts, counts, allowed, strict=True):
+        kc, vc, rows = k[layer], v[layer], slice(row, row + m)
+        q = ops.rope_qkv(qkv[rows], cos[None, rows], sin[None, rows], kc, vc, start, heads, kv_heads)
+        outs.append(ops.attention(q, kc, vc, start + m, mask, scale).reshape(m, -1))
+        row += m
+    return torch.cat(outs)
 
 
 def for_inference(x: torch.Tensor) -> KernelOps | None:
