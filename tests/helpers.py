@@ -3,6 +3,8 @@
 Test-only code lives here, not in the library: the library never builds a model nobody trained."""
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 
 import torch
@@ -59,3 +61,22 @@ def build(drafter_class, *models, **given):
 
     name = drafter_class.name
     return drafter_class(*models, **methods.resolve(name, methods.parse_params(name, given)))
+
+
+@contextlib.contextmanager
+def slowed(loaded, seconds: float):
+    """Every target forward of `loaded`'s runs takes `seconds` longer while the block lasts: a run of the tiny model
+    lasts long enough to be left or cancelled half way. It wraps the forward the decode loop calls (paradec's fast
+    CPU forward, which never calls the model's modules: a hook on them would see no pass)."""
+    target = loaded.decoder
+    real = target.forward_many
+
+    def forward_many(*args, **kwargs):
+        time.sleep(seconds)
+        return real(*args, **kwargs)
+
+    target.forward_many = forward_many  # this instance only, until the block ends
+    try:
+        yield
+    finally:
+        del target.forward_many

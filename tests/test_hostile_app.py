@@ -20,7 +20,7 @@ from paradec.traces.trace import Trace, TraceError
 from ui import offered, remote, sources
 from ui.page import PAGE_NAMES
 
-from helpers import APP, go_to, player
+from helpers import APP, go_to, player, slowed
 from hostile_traces import ODD, build
 
 
@@ -162,14 +162,13 @@ def test_weights_in_a_run_must_be_offered(monkeypatch):
 def test_a_visitor_who_leaves_a_backend_run_frees_its_place(start, tiny):
     url, service = start(2)
     lane = service.runner.lane(tiny.name)
-    slow = tiny.model.register_forward_pre_hook(lambda *_: time.sleep(0.05))  # 400 steps: 20 s if not cancelled
 
     def leaves(fraction, text=None):  # Streamlit stops a script this way when its tab closes
         if lane.status()["running"]:
             raise StopException
 
     t0 = time.perf_counter()
-    try:
+    with slowed(tiny, 0.05):  # 400 steps: 20 s if not cancelled
         with pytest.raises(StopException):
             remote.run(url, {"method": "ar", "prompt": "hi", "max_new_tokens": 400}, leaves)
         assert time.perf_counter() - t0 < 10  # the page did not wait for the answer
@@ -177,8 +176,6 @@ def test_a_visitor_who_leaves_a_backend_run_frees_its_place(start, tiny):
         while lane.status()["running"] and time.perf_counter() < end:
             time.sleep(0.02)
         assert not lane.status()["running"]  # the backend cancelled the run
-    finally:
-        slow.remove()
 
 
 def test_uploads_are_capped_by_the_server_at_the_trace_cap():

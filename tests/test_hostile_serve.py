@@ -21,6 +21,8 @@ from paradec.drafters import medusa_heads
 from paradec.serving import serve
 from paradec.serving.lanes import Lane
 
+from helpers import slowed
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 # Parameters whose str values are choices the drafter checks itself; any other str parameter names
@@ -206,15 +208,12 @@ def test_dropped_clients_free_their_places_at_once(start, tiny):
     """Four clients connect and leave, one decoding and three waiting; a fresh client is next."""
     url, service = start(8)
     lane = service.runner.lane(tiny.name)
-    slow = tiny.model.register_forward_pre_hook(lambda *_: time.sleep(0.02))  # a run of seconds, not milliseconds
-    try:
+    with slowed(tiny, 0.02):  # a run of seconds, not milliseconds
         dropped = [_send_and_drop(url, {"method": "ar", "prompt": "hi", "max_new_tokens": 400}) for _ in range(4)]
         assert _until(lambda: lane.status()["waiting"] == 3, 10)
         for s in dropped:
             s.close()
         assert _until(lambda: not lane.status()["running"], 3), lane.status()
-    finally:
-        slow.remove()
     t0 = time.perf_counter()
     status, _, headers = post(url, {"method": "ar", "prompt": "hi", "max_new_tokens": 4})
     assert status == 200 and headers["X-Paradec-Ahead"] == "0" and time.perf_counter() - t0 < 5
