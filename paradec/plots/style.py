@@ -40,6 +40,8 @@ def wrap(text: str | None, width: int) -> str | None:
 # Where a figure's legend goes (layout's `legend`). below: rows at the foot of the figure, under the x axis's
 # title, in room plotly reserves for them (container coordinates): a row that wraps in a narrow column shrinks
 # the plot instead of running over the title or the axes, as a row under the title did; entries in trace order.
+# A row that may not fit is a column instead (see _below): plotly wraps a row by its plot area's width, which
+# its margins change as they are laid out, and clipped an entry placed by one width to another's box.
 # right: a column right of the plot, for a figure a whole row wide with many entries.
 LEGENDS = {"below": dict(orientation="h", xref="container", yref="container", yanchor="bottom", y=0,
                          xanchor="left", x=0, traceorder="normal"),
@@ -48,6 +50,10 @@ LEGEND_ROW = 30  # px a legend below adds to the figure's height, so that its pl
 # px of an entry in a legend column, and of the x axis under the plot: plotly scrolls a column taller than the
 # plot, so a figure is made tall enough for all of its entries
 ENTRY, X_AXIS = 22, 80
+# px: the narrowest plot area a legend row must fit (a chart in a third of a 1024-px page, less its y axis), and
+# what an entry takes besides its text (plotly's symbol and the gap after it)
+ROW_PX, ENTRY_PX = 130, 45
+WRAP_PX = 2000  # px: an entry wider than any plot, so that each is a row of its own at every width
 LINE, TOP, GAP = 18, 6, 20  # px: a 14-px title line, the room above the title, and under it for bar labels
 MIN_TEXT = 11  # px: the smallest text a figure may draw; plotly hides a bar's label rather than shrink it more
 STAGE_PX = 560  # px the player's stage gives a figure of a whole row at a 1024-px window
@@ -78,8 +84,8 @@ def layout(fig, title: str | None = None, height: int = 300, legend: str = "belo
 def _read(fig) -> tuple[list[dict], dict]:
     """What layout() reads of a go.Figure, as plain JSON would hold it, without to_plotly_json's deep copy of
     every trace's arrays."""
-    data = [{"type": t.type, "showlegend": t.showlegend, "textposition": getattr(t, "textposition", None)}
-            for t in fig.data]
+    data = [{"type": t.type, "showlegend": t.showlegend, "textposition": getattr(t, "textposition", None),
+             "name": t.name} for t in fig.data]
     axes = {name: {"title": {"text": fig.layout[name].title.text}, "type": fig.layout[name].type,
                    "dtick": fig.layout[name].dtick} for name in ("xaxis", "yaxis")}
     return data, {"showlegend": fig.layout.showlegend, **axes}
@@ -91,11 +97,15 @@ def _compact(data: list[dict], lay: dict, title: str | None, height: int, legend
     lines = title.count("<br>") + 1 if title else 1
     entries = _legend_entries(data, lay)
     top = TOP + LINE * lines + GAP if title else 30
-    total = (height + LEGEND_ROW) if legend == "below" and entries else max(height, top + ENTRY * entries + X_AXIS)
+    total = max(height, top + ENTRY * len(entries) + X_AXIS)
+    where = LEGENDS[legend]
+    if legend == "below" and entries:
+        where, rows = _below(entries)
+        total = height + LEGEND_ROW + ENTRY * (rows - 1)
     # plotly puts a second line ABOVE a top-anchored title: move it down by one line
     title_y = 1 - (TOP + LINE * (lines - 1)) / total
     patch = dict(title=dict(text=title, yref="container", y=title_y, yanchor="top", x=0.01, font=dict(size=14)),
-                 height=total, font=dict(size=12), legend=LEGENDS[legend],
+                 height=total, font=dict(size=12), legend=where,
                  uniformtext=dict(minsize=MIN_TEXT, mode="hide"), margin=dict(l=10, r=10, t=top, b=10))
     for name in ("xaxis", "yaxis"):
         axis, own = lay.get(name, {}), {}
@@ -143,13 +153,21 @@ def cell_chars(columns: int, width: int = STAGE_PX, most: int = 7) -> int:
     return chars if chars >= 2 else 0
 
 
-def _legend_entries(data: list[dict], lay: dict) -> int:
-    """How many entries plotly's legend will list: none when it shows no legend (one trace, by default)."""
+def _legend_entries(data: list[dict], lay: dict) -> list[str]:
+    """The names plotly's legend will list: none when it shows no legend (one trace, by default)."""
     shown = [d for d in data if d.get("showlegend") or (d.get("showlegend") is None and d.get("type") != "heatmap")]
     if lay.get("showlegend") is False or (lay.get("showlegend") is None and len(shown) < 2
                                           and not any(d.get("showlegend") for d in shown)):
-        return 0
-    return len(shown)
+        return []
+    return [str(d.get("name") or "") for d in shown]
+
+
+def _below(names: list[str]) -> tuple[dict, int]:
+    """A legend under the plot and its number of rows: one row when it fits the narrowest plot, else a column,
+    whose entries' places do not depend on the chart's width."""
+    if sum(ENTRY_PX + CHAR_PX * len(n) for n in names) <= ROW_PX:
+        return LEGENDS["below"], 1
+    return {**LEGENDS["below"], "entrywidth": WRAP_PX}, len(names)
 
 
 def label_room(fig: dict, right: list[str], left: list[str] = (), px_per_char: int = 7) -> dict:
