@@ -22,15 +22,15 @@ def test_a_legend_stands_under_the_plot_in_room_kept_for_it():
     assert alone.layout.height == 240  # one trace: plotly shows no legend, so no row is kept for one
 
 
-def test_a_legend_row_too_long_for_a_narrow_chart_is_a_column():
+def test_a_legend_row_too_long_for_a_narrow_chart_lists_one_entry_a_row():
     names = ["accepted drafts", "target's token", "running τ"]  # wider than a third of a 1024-px page
     fig = style.layout(go.Figure([go.Bar(x=[1], y=[1], name=n) for n in names]), "t", 240)
-    assert fig.layout.legend.orientation == "v" and fig.layout.legend.yref == "container"
+    assert fig.layout.legend.entrywidth == style.WRAP_PX and fig.layout.legend.yref == "container"
     assert fig.layout.height == 240 + style.LEGEND_ROW + 2 * style.ENTRY  # the plot keeps its height
     plain = {"data": [{"type": "bar", "name": n} for n in names], "layout": {}}
-    assert style.layout(plain, "t", 240)["layout"]["legend"]["orientation"] == "v"  # a player's figure too
+    assert style.layout(plain, "t", 240)["layout"]["legend"]["entrywidth"] == style.WRAP_PX  # a player's figure too
     short = style.layout(go.Figure([go.Bar(x=[1], y=[1], name=n) for n in "ab"]), "t", 240)
-    assert short.layout.legend.orientation == "h"  # two short names share one row
+    assert short.layout.legend.entrywidth is None  # two short names share one row
 
 
 def test_a_legend_column_never_scrolls():
