@@ -25,13 +25,13 @@ run: $(STAMP)
 dev: $(STAMP)
 	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true
 
-# Everything: both tiers on both cores, then the tests that wait on a clock (the browser, Ray's
-# replicas) alone, so that nothing else competes with them for the cores. The C++ kernel is required
-# (paradec/cpu/kernels.py): where it cannot be built its tests fail instead of skipping.
+# Everything: the tests that wait on a clock (the browser, Ray's replicas) one at a time, and beside them every
+# other test on two workers at the lowest priority, so that they take only the CPU the clocked ones leave
+# (scripts/test_tiers.sh). The C++ kernel is required (paradec/cpu/kernels.py): where it cannot be built its
+# tests fail instead of skipping.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	PARADEC_KERNEL=require $(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not serial" tests
-	PARADEC_KERNEL=require $(BIN)/python -m pytest -q -m serial tests
+	PARADEC_KERNEL=require scripts/test_tiers.sh $(BIN)/python
 
 check: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# make test's two tiers at once. The tests that wait on a clock (pytest.ini's `serial`: the browser's player at 4
+# steps/s, Ray's replicas) run one at a time at normal priority; beside them, every other test on two workers at
+# the lowest priority (nice 19), so that they only take the CPU the clocked tests leave: a browser check uses about
+# one core of two, and the tiers one after the other left the other core idle for minutes. The low-priority tier's
+# output comes after the other's; the exit status is non-zero when either tier fails.
+#
+#   scripts/test_tiers.sh [PYTHON]     (run from the repository root; default .venv/bin/python)
+set -uo pipefail
+py=${1:-.venv/bin/python}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+nice -n 19 "$py" -m pytest -q -n 2 --dist loadscope -m "not serial" tests >"$log" 2>&1 &
+rest=$!
+"$py" -m pytest -q -m serial tests
+clocked=$?
+wait "$rest"
+others=$?
+echo "--- the other tests (run beside the clocked ones, at low priority) ---"
+cat "$log"
+exit $(( clocked != 0 || others != 0 ))
