@@ -8,7 +8,9 @@ each time, so nothing is cached; greedy, so the tokens are the same) and times u
 live trace. A live run decodes the method and then AR on the same settings (its baseline), before the page
 draws. Then, in this process, it times the same two requests (the device's tuned settings, which live runs
 start on) through paradec.runner.Runner.decode, the model loaded first, untimed. Prints one JSON line: the
-medians, their ratio, and the ratio to the method's decode alone. Run it on a quiet machine."""
+medians, their ratio, and the ratio to the method's decode alone; and, apart, when the details under the player
+(the step's charts, which the page draws once the browser has drawn the player) showed. Run it on a quiet
+machine."""
 from __future__ import annotations
 
 import argparse
@@ -44,7 +46,7 @@ def measure(method: str, repeats: int) -> dict[str, list[float]]:
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    times: dict[str, list[float]] = {"app": [], method: [], "ar": []}
+    times: dict[str, list[float]] = {"app": [], "details": [], method: [], "ar": []}
     try:
         base = f"http://127.0.0.1:{port}"
         wait_health(base, None, 60)
@@ -52,10 +54,11 @@ def measure(method: str, repeats: int) -> dict[str, list[float]]:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--headless"])
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             for seed in range(repeats + 1):  # a new seed each time, so that nothing is cached (greedy: same tokens)
-                app = _click_to_trace(page, f"{base}/eagle?source=live&version={method}&seed={seed}", method)
+                app, details = _click_to_trace(page, f"{base}/eagle?source=live&version={method}&seed={seed}", method)
                 _browser_idle()  # the player draws its stills ahead while the browser idles: not during a decode
                 if seed:  # the first run loads the model: not counted
                     times["app"].append(app)
+                    times["details"].append(details)
                     for name, given in ((method, params), ("ar", {})):
                         t0 = time.perf_counter()
                         runner.decode(Request(name, PROMPT, given, NEW, seed=seed))
@@ -66,19 +69,22 @@ def measure(method: str, repeats: int) -> dict[str, list[float]]:
     return times
 
 
-def _click_to_trace(page, url: str, method: str) -> float:
+def _click_to_trace(page, url: str, method: str) -> tuple[float, float]:
+    """Seconds from the click to the live trace's player, and to the details under it."""
     page.goto(url)
     button = page.get_by_role("button", name="Run live on these settings")
     button.wait_for(timeout=120_000)
     _browser_idle()
     page.evaluate(WATCH, [method, NEW])
     button.click()
-    page.wait_for_function("() => window.__pd.seen", polling=250, timeout=600_000)
-    return page.evaluate("() => (window.__pd.seen - window.__pd.click) / 1000")
+    page.wait_for_function("() => window.__pd.details", polling=250, timeout=600_000)
+    return page.evaluate("() => [(window.__pd.seen - window.__pd.click) / 1000, "
+                         "(window.__pd.details - window.__pd.click) / 1000]")
 
 
 # Timed in the page, from the click to the frame that first shows the live trace: its caption ("Trace: eagle3
-# (...) · 48 tokens in 28 target forwards") and a player whose label counts as many steps ("Step 28 of 28").
+# (...) · 48 tokens in 28 target forwards") and a player whose label counts as many steps ("Step 3 of 28"); then
+# to the frame that shows the details' heading for that step ("Details of step 3").
 # A MutationObserver, not a check on every animation frame: that makes Chromium draw 60 frames a second, on
 # the cores the decode runs on (it made a 1.4-s decode take 7 s), and a locator's wait polls only every 500 ms.
 WATCH = """([method, n]) => {
@@ -92,9 +98,14 @@ WATCH = """([method, n]) => {
     return !!(steps && label && label.textContent.endsWith(`of ${steps[1]}`));
   };
   const seen = new MutationObserver(() => {
-    if (window.__pd.click && shown()) {
-      seen.disconnect();
+    if (window.__pd.click && !window.__pd.step && shown()) {
+      window.__pd.step = document.querySelector('.pd-player .pd-step-label').textContent.split(' ')[1];
       requestAnimationFrame(() => { window.__pd.seen = performance.now(); });
+    }
+    const heads = window.__pd.seen ? [...document.querySelectorAll('h4')].map(h => h.textContent.trim()) : [];
+    if (heads.some(h => h.startsWith(`Details of step ${window.__pd.step}`))) {
+      seen.disconnect();
+      requestAnimationFrame(() => { window.__pd.details = performance.now(); });
     }
   });
   seen.observe(document.body, {subtree: true, childList: true, characterData: true});
@@ -133,7 +144,8 @@ def main() -> None:
               "runner_decode_s": {name: [round(x, 2) for x in t[name]] for name in (a.method, "ar")},
               "ratios": [round(x / y, 2) for x, y in zip(app, both)],
               "ratio": round(statistics.median(app) / statistics.median(both), 2),
-              "ratio_to_the_method_alone": round(statistics.median(app) / statistics.median(t[a.method]), 2)}
+              "ratio_to_the_method_alone": round(statistics.median(app) / statistics.median(t[a.method]), 2),
+              "app_click_to_details_s": [round(x, 2) for x in t["details"]]}
     print(json.dumps(result))
     if a.out:
         from paradec.traces.files import write_atomic

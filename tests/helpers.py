@@ -36,6 +36,12 @@ def player(at, ns: str) -> dict:
     return {**data, "frames": json.loads(data["frames"])}
 
 
+def drawn(at):
+    """What the player does once it has drawn a trace that replaced another (a live run, an import): it tells
+    Python, and the rerun this makes draws the details under it."""
+    return at.run()
+
+
 def go_to(at, ns: str, step: int):
     """What the player does when it stops on a step (1-based): the step goes back to Python."""
     at.session_state[f"{ns}.step"] = step

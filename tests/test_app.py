@@ -10,7 +10,7 @@ from paradec.traces.trace import TraceError
 from paradec.tuning import presets
 from ui import guide, narrate, sources
 
-from helpers import APP, go_to, player, tiny_model
+from helpers import APP, drawn, go_to, player, tiny_model
 
 METHOD_PAGES = ["views/ar.py", "views/sps.py", "views/pld.py", "views/jacobi.py", "views/lookahead.py",
                 "views/medusa.py", "views/early_exit.py", "views/mirror.py"]
@@ -100,6 +100,20 @@ def test_the_step_follows_the_url_and_the_player():
     assert any(m.value.startswith("#### Details of step 4") for m in at.markdown)  # the details follow
     go_to(at, "sps", 10_000)  # clamped to the trace
     assert player(at, "sps")["step"] == len(player(at, "sps")["frames"]) and not at.exception
+
+
+def test_a_trace_that_replaces_another_shows_its_player_first_and_its_details_once_drawn():
+    at = open_page("views/sps.py")
+    assert not player(at, "sps")["wait"] and _details(at)  # the page's first trace: everything at once
+    at.radio(key="sps.recorded").set_value("sampled").run()
+    assert player(at, "sps")["wait"] and not _details(at)  # the player alone, the browser's charts after it
+    assert "Share: export this trace" not in [e.label for e in at.expander]
+    drawn(at)
+    assert not player(at, "sps")["wait"] and _details(at) and not at.exception
+
+
+def _details(at) -> bool:
+    return any(m.value.startswith("#### Details of step") for m in at.markdown)
 
 
 def test_sampled_trace_shows_the_microscope_and_samples_it():

@@ -17,7 +17,7 @@ from paradec.traces.trace import Trace
 from paradec.tuning import presets
 from ui import sources
 
-from helpers import APP, go_to, player
+from helpers import APP, drawn, go_to, player
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +187,7 @@ def test_live_run_with_other_settings_lands_beside_the_recorded_run():
     at.button(key="eagle3.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
     assert any("depth = 2" in c.value and "total_tokens = 5" in c.value for c in at.caption)
+    drawn(at)  # the details follow the live trace's player
     assert any("vs recorded" in (m.delta or "") for m in at.metric)
     runs = next(d.value for d in at.dataframe if "settings" in d.value.columns)
     assert len(runs) == 2 and any('"depth": 2' in v for v in runs["settings"])  # the live run beside the recorded one

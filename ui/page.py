@@ -80,7 +80,8 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
         st.error(_("This trace cannot be drawn here ({error}: {message}). Drop it, or open a trace recorded by "
                    "paradec.").format(error=type(e).__name__, message=str(e).strip()[:200] or _("no message")))
         return
-    share(trace, figs, ns, params)
+    if figs is not None:  # None: the details and the sharing box follow once the browser has drawn the player
+        share(trace, figs, ns, params)
 
 
 def _describe(t: Trace, short: bool = False) -> str:

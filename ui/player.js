@@ -240,6 +240,10 @@ export default function (component) {
     P.resume = false;
     play(P);
   }
+  if (data.wait && P.waitedOn !== data.key) {  // the page drew no details for this trace: ask for them once it shows
+    P.waitedOn = data.key;
+    requestAnimationFrame(() => setTimeout(() => P.setState("drawn", [data.key, Date.now()]), 0));  // after paint
+  }
   // Streamlit also calls this when a newer rerun overtook this one before it got here (the player lives on).
   return () => { if (!P.root.isConnected) stopTimer(P); };
 }

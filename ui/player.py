@@ -36,6 +36,12 @@ def _k(ns: str, what: str) -> str:
     return f"{ns}.{what}"
 
 
+def replaces(ns: str, shown: list) -> bool:
+    """Whether the trace `shown` names replaces another in this player (a live run, an import, another recorded
+    trace): its details then follow once the browser has drawn it (show's `wait`)."""
+    return st.session_state.get(_k(ns, "shown"), shown) != shown
+
+
 def init(ns: str, n: int, start: int = 1, shown: list | None = None) -> int:
     """The step (1-based) to show: the URL's the first time this page is shown, else `start`; clamped.
     shown names the trace: one that replaces another here (a live run, an import) opens on `start`,
@@ -61,15 +67,20 @@ def _moved(ns: str) -> None:
         st.session_state[_k(ns, "step")] = value[0]
 
 
-def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False) -> int:
+def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, wait: bool = False) -> int:
     """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show. presenter: the
-    draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once."""
+    draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once.
+    wait: the page draws no details this time; the browser reruns it once the player has drawn this trace."""
     step = init(ns, n, start)
     data = {**stage, "key": f"{stage['key']}:{lang()}", "ns": ns, "step": step, "presenter": presenter,
-            "labels": labels()}  # the key names the language: another one is other frames, boxes and words
-    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns))
+            "labels": labels(), "wait": wait}  # the key names the language: another one is other frames and words
+    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn)
     st.query_params["step"] = str(st.session_state[_k(ns, "step")])
     return st.session_state[_k(ns, "step")] - 1
+
+
+def _drawn() -> None:
+    """The browser drew a trace the page waited on (show's `wait`): the rerun this report makes draws the details."""
 
 
 def details(ns: str):

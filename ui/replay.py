@@ -27,16 +27,23 @@ NO_EXTRA = stage.Extra()
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
-           extra: stage.Extra = NO_EXTRA) -> dict:
+           extra: stage.Extra = NO_EXTRA) -> dict | None:
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
-    export). panels(trace, i) draws the method's own details; extra: its own animated stage panels."""
+    export). panels(trace, i) draws the method's own details; extra: its own animated stage panels.
+    A trace that replaces another (a live run, an import) gets its player alone, and None: the details follow
+    when the browser says it has drawn it. Their charts took the browser twice as long as the player, and it
+    drew them first: a live run's trace showed a third of a second later."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
     if not presenter.on():  # a presenter says it; the screen keeps its room for the player
         st.caption(narrate.lesson_note(trace))
-    i = player.init(ns, n, start, shown=[trace.method, trace.prompt, trace.wall_s, n]) - 1
+    shown = [trace.method, trace.prompt, trace.wall_s, n]
+    wait = player.replaces(ns, shown)
+    i = player.init(ns, n, start, shown) - 1
     sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
-    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter=presenter.on())
+    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter.on(), wait)
+    if wait:
+        return None
     with presenter.fold(_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")), \
             player.details(ns):
         st.markdown(_("#### Details of step {n}").format(n=i + 1), help=_(

@@ -39,6 +39,8 @@ def compact() -> None:
     """Less empty space above the title, so the player fits a 1280x720 projector. No CSS transitions: a rerun
     faded what it had not redrawn yet over a second, and repainting a page of charts for every frame of the
     fade took a core from the machine the browser runs on; a live run on a 2-core machine, browser included,
-    decoded at half speed while it lasted."""
+    decoded at half speed while it lasted. No running man: Streamlit redraws him five times a second while the
+    page runs, a repaint each time on those cores during a live run (its Stop button still says it runs)."""
     st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3.2rem;padding-bottom:2rem}"
-            "h1{padding-top:0.2rem!important}*,*::before,*::after{transition:none!important}</style>")
+            "h1{padding-top:0.2rem!important}*,*::before,*::after{transition:none!important}"
+            "[data-testid='stStatusWidgetRunningIcon']{display:none}</style>")
