@@ -83,8 +83,9 @@ def _click_to_trace(page, url: str, method: str) -> tuple[float, float]:
 
 
 # Timed in the page, from the click to the frame that first shows the live trace: its caption ("Trace: eagle3
-# (...) · 48 tokens in 28 target forwards") and a player whose label counts as many steps ("Step 3 of 28"); then
-# to the frame that shows the details' heading for that step ("Details of step 3").
+# (...) · 48 tokens in 28 target forwards"), a player whose label counts as many steps ("Step 3 of 28") and
+# the step's draft tree and attention mask drawn by plotly; then to the frame that shows the details' heading for
+# that step ("Details of step 3"). Checked on every animation frame only once the caption and label show.
 # A MutationObserver, not a check on every animation frame: that makes Chromium draw 60 frames a second, on
 # the cores the decode runs on (it made a 1.4-s decode take 7 s), and a locator's wait polls only every 500 ms.
 WATCH = """([method, n]) => {
@@ -97,10 +98,15 @@ WATCH = """([method, n]) => {
     const label = document.querySelector('.pd-player .pd-step-label');
     return !!(steps && label && label.textContent.endsWith(`of ${steps[1]}`));
   };
+  const drawn = () => {  // the stage's tree and mask drawn by plotly for the step shown (ui/player_stage.js)
+    const P = document.querySelector('.pd-player').parentElement.__pdPlayer;
+    if (['tree', 'mask'].every(name => P.stills.has(P.want[name]))) window.__pd.seen = performance.now();
+    else requestAnimationFrame(drawn);
+  };
   const seen = new MutationObserver(() => {
     if (window.__pd.click && !window.__pd.step && shown()) {
       window.__pd.step = document.querySelector('.pd-player .pd-step-label').textContent.split(' ')[1];
-      requestAnimationFrame(() => { window.__pd.seen = performance.now(); });
+      requestAnimationFrame(drawn);
     }
     const heads = window.__pd.seen ? [...document.querySelectorAll('h4')].map(h => h.textContent.trim()) : [];
     if (heads.some(h => h.startsWith(`Details of step ${window.__pd.step}`))) {
