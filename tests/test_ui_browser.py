@@ -84,6 +84,7 @@ def test_every_method_page_in_chromium_at_both_sizes(tmp_path):
     players = [x for p in pages for x in [p, *p["sizes"]]]
     assert len(players) == 2 * len(PLAYERS)
     assert all(x["js"]["info"]["moved"] >= 3 and x["js"]["info"]["rate"] >= 3.5 for x in players)  # each was checked
+    assert next(p for p in pages if _base(p["path"]) == "/sps")["js"]["info"]["replaced"]  # a new trace, then details
 
 
 def test_every_other_page_in_chromium_at_both_sizes(tmp_path):

@@ -2,7 +2,7 @@
 // Problems: text cut by its box, text under 11 px; chart text under 11 px as drawn, cut by its chart or its plot
 // area, over other chart text, a legend over its chart's title; on every page with a player, the player must keep
 // 3.5 steps/s at 4 steps/s, its step text must equal its scrubber, and the details under it must follow when it
-// pauses.
+// pauses; on Speculative sampling, a trace that replaces the one shown must show, its details after it.
 async () => {
   const problems = [];
   const vis = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== "hidden";
@@ -180,6 +180,22 @@ async () => {
   if (player && new URLSearchParams(location.search).get("present") === "1" && innerWidth <= 1024) {
     info.screens = +(main.scrollHeight / innerHeight).toFixed(2);
     if (info.screens > 3) problems.push(`presenter mode: the page is ${info.screens} screens long (at most 3)`);
+  }
+  // 5. On Speculative sampling, another recorded trace replaces the one shown: its player comes first, and its
+  // details follow once the browser has drawn it (ui/replay.py), within 20 s.
+  const other = location.pathname === "/sps" && player && Array.from(main.querySelectorAll(
+    '[data-testid="stRadio"] label')).find((l) => l.textContent.trim() === "sampled" && !l.querySelector("input:checked"));
+  if (other) {
+    const was = player.parentElement.__pdPlayer.framesKey;
+    const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
+      !== "running";
+    const ready = () => player.parentElement.__pdPlayer.framesKey !== was && idle() &&
+      Array.from(main.querySelectorAll("h4")).some((h) => /^(Details of step|Détails de l'étape) \d/.test(
+        h.textContent.trim()));
+    other.click();
+    for (let k = 0; k < 100 && !ready(); k++) await new Promise((r) => setTimeout(r, 200));
+    info.replaced = ready();
+    if (!info.replaced) problems.push("another recorded trace: its player or its details did not show within 20 s");
   }
   return {problems: Array.from(new Set(problems)).slice(0, 30), info};
 }
