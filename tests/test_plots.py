@@ -206,6 +206,7 @@ def test_accept_figure_shows_min_1_p_over_q_against_u():
         bar, u = fig.data
         assert bar.y[0] == pytest.approx(ratio) and u.y[0] == node.u and u.text[0] == f"u = {node.u:.3f}"
         assert fig.layout.title.text.endswith(node.status)
+        assert u.textposition == ("top center" if node.u <= 0.7 else "bottom center")  # inside the plot's width
 
 
 def test_residual_figure_shows_the_residual_top_list():

@@ -181,8 +181,8 @@ def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trac
     def progress(f: float, text: str | None = None) -> None:
         if text or time.perf_counter() >= last[0] + PROGRESS_S:
             last[0] = time.perf_counter()
-            if not where:  # made at the first redraw: a new element at the top re-renders the page below it
-                where.append(st.empty())
+            if not where:  # made at the first redraw, over the page (ui/style.py): the page below stays put
+                where.append(st.container(key=f"pd-progress-{time.perf_counter_ns()}").empty())
             where[0].progress(f, text=text or f"{doing}… {f:.0%}")
 
     trace = live.run(key, progress, beside)

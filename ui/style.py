@@ -40,7 +40,13 @@ def compact() -> None:
     faded what it had not redrawn yet over a second, and repainting a page of charts for every frame of the
     fade took a core from the machine the browser runs on; a live run on a 2-core machine, browser included,
     decoded at half speed while it lasted. No running man: Streamlit redraws him five times a second while the
-    page runs, a repaint each time on those cores during a live run (its Stop button still says it runs)."""
+    page runs, a repaint each time on those cores during a live run (its Stop button still says it runs). A live
+    run's progress bar floats over the page's top: inserted above the title, it moved the whole page down and
+    made the browser lay it out and paint it again, on those cores, and back when it went."""
     st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3.2rem;padding-bottom:2rem}"
             "h1{padding-top:0.2rem!important}*,*::before,*::after{transition:none!important}"
-            "[data-testid='stStatusWidgetRunningIcon']{display:none}</style>")
+            "[data-testid='stStatusWidgetRunningIcon']{display:none}"
+            "[class*='st-key-pd-progress']{position:fixed;top:0.7rem;left:50%;transform:translateX(-50%);"
+            "width:min(34rem,60vw);z-index:1000000}[class*='st-key-pd-progress']:has([data-testid='stProgress'])"
+            "{background:var(--background-color,#fff);padding:0.3rem 0.8rem;border-radius:0.5rem;"
+            "box-shadow:0 2px 12px rgba(0,0,0,0.18)}</style>")

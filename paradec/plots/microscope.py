@@ -67,11 +67,13 @@ def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:
 
 
 def accept_figure(node: Node, height: int = 280) -> go.Figure:
-    """u against min(1, p/q): the draft token survives when u falls under the bar."""
+    """u against min(1, p/q): the draft token survives when u falls under the bar. u's value is written over its
+    line (under it near the top): beside it, it ran past the plot's right edge in the microscope's narrow column."""
     a = node.accept_prob
     fig = go.Figure(go.Bar(x=["min(1, p/q)"], y=[a], marker_color=COLORS["accepted"], width=0.5, name="min(1,p/q)"))
     fig.add_trace(go.Scatter(
-        x=["min(1, p/q)"], y=[node.u], mode="markers+text", text=[f"u = {node.u:.3f}"], textposition="middle right",
+        x=["min(1, p/q)"], y=[node.u], mode="markers+text", text=[f"u = {node.u:.3f}"],
+        textposition="top center" if node.u <= 0.7 else "bottom center",
         marker=dict(symbol="line-ew", size=60, line=dict(width=4, color="black")), name="u",
     ))
     fig.update_yaxes(range=[0, 1.05], title="probability")
