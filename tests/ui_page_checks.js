@@ -122,14 +122,16 @@ async () => {
   // it redraws), it keeps at least 3.5 steps/s, counted from its first step change over 2 s or to the end; its
   // step text equals its scrubber; the details under it follow when it pauses.
   const player = main.querySelector(".pd-player");
+  const details = (k) => Array.from(main.querySelectorAll("h4")).some((h) =>
+    new RegExp(`^(Details of step|Détails de l'étape) ${k}(\\D|$)`).test(h.textContent.trim()));  // en, fr
+  const running = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
+    === "running";
   const info = {};
   if (player && Number(player.querySelector(".pd-range").max) > 2) {
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const range = player.querySelector(".pd-range"), n = Number(range.max);
     const step = () => Number(range.value);
     const label = () => player.querySelector(".pd-step-label").textContent;
-    const details = (k) => Array.from(main.querySelectorAll("h4")).some((h) =>
-      new RegExp(`^(Details of step|Détails de l'étape) ${k}(\\D|$)`).test(h.textContent.trim()));  // en, fr
     const hasDetails = details("\\d+");
     const scrolled = [];
     for (let e = player.parentElement; e; e = e.parentElement) scrolled.push([e, e.scrollTop]);
@@ -139,8 +141,6 @@ async () => {
     const start = n - step() >= 9 ? step() : 1;
     if (start === 1) player.querySelector(".pd-first").click();
     player.querySelector('.pd-speed[data-speed="4"]').click();
-    const running = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
-      === "running";
     if (start === 1) await sleep(400);  // the player tells the server its step
     for (let k = 0; k < 30 && (running() || (hasDetails && !details(start))); k++) await sleep(100);
     const changes = [], seen = [];
@@ -187,11 +187,7 @@ async () => {
     '[data-testid="stRadio"] label')).find((l) => l.textContent.trim() === "sampled" && !l.querySelector("input:checked"));
   if (other) {
     const was = player.parentElement.__pdPlayer.framesKey;
-    const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
-      !== "running";
-    const ready = () => player.parentElement.__pdPlayer.framesKey !== was && idle() &&
-      Array.from(main.querySelectorAll("h4")).some((h) => /^(Details of step|Détails de l'étape) \d/.test(
-        h.textContent.trim()));
+    const ready = () => player.parentElement.__pdPlayer.framesKey !== was && !running() && details("\\d+");
     other.click();
     for (let k = 0; k < 100 && !ready(); k++) await new Promise((r) => setTimeout(r, 200));
     info.replaced = ready();

@@ -46,11 +46,11 @@ def init(ns: str, n: int, start: int = 1, shown: list | None = None) -> int:
     """The step (1-based) to show: the URL's the first time this page is shown, else `start`; clamped.
     shown names the trace: one that replaces another here (a live run, an import) opens on `start`,
     not on the step the last one was left at."""
-    key, seen = _k(ns, "step"), _k(ns, "shown")
+    key = _k(ns, "step")
     if shown is not None:
-        if st.session_state.get(seen, shown) != shown:
+        if replaces(ns, shown):
             st.session_state[key] = start
-        st.session_state[seen] = shown
+        st.session_state[_k(ns, "shown")] = shown
     if key not in st.session_state:
         try:
             st.session_state[key] = int(st.query_params.get("step", start))
