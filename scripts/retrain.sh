@@ -4,19 +4,28 @@
 # checkpoint. Copy a result into assets/drafters/ only after its comparison shows it is better
 # (docs/drafters.md).
 #
-#   scripts/retrain.sh [OUT]      (run from the repository root, after `python -m paradec.train data`)
+#   scripts/retrain.sh [OUT [NAME...]]   (run from the repository root, after `python -m paradec.train data`)
+#
+# NAMEs (medusa, sps, eagle, early-exit, eagle3) pick which drafters to retrain; none: all of them.
 set -euo pipefail
 out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/paradec/retrained}
+shift $(( $# > 0 ? 1 : 0 ))
+only=" $* "
 py=${PYTHON:-.venv/bin/python}
 mkdir -p "$out"
+wanted() {  # wanted NAME: whether NAME is to be retrained (every drafter when no NAME was given)
+  [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]]
+}
 step() {  # step NAME ARGS...: python -m paradec.train ARGS --out OUT/NAME, unless OUT/NAME/card.md exists
   local name=$1; shift
+  wanted "${name%-smollm2}" || return 0
   if [ -f "$out/$name/card.md" ]; then echo "retrain: $name done before"; return; fi
   echo "retrain: $name ($(date -u +%H:%M) UTC)"
   "$py" -m paradec.train "$@" --out "$out/$name"
 }
 compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the new one, in one bench run each
   local name=$1 methods=$2; shift 2
+  wanted "$name" || return 0
   if [ -f "$out/compare-$name.json" ]; then return; fi
   echo "retrain: comparing $name ($(date -u +%H:%M) UTC)"
   "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare-$name.json" \
@@ -29,7 +38,7 @@ compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the ne
 step medusa-smollm2 medusa --steps 2000 --prompt-weight 0.5 --threads 2 --baseline assets/drafters/medusa-smollm2
 compare medusa "medusa,medusa[heads=$out/medusa-smollm2]"
 step sps-smollm2 draft --layers 1 --vocab 4096 --steps 1200 --lr 2e-3 --threads 2 --baseline assets/drafters/sps-smollm2
-if [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
+if wanted sps && [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi
 compare sps sps --draft "trained:$out/sps-smollm2"
