@@ -9,13 +9,15 @@ live trace. A live run decodes the method and then AR on the same settings (its 
 draws. Then, in this process, it times the same two requests (the device's tuned settings, which live runs
 start on) through paradec.runner.Runner.decode, the model loaded first, untimed. Prints one JSON line: the
 medians, their ratio, and the ratio to the method's decode alone; and, apart, when the details under the player
-(the step's charts, which the page draws once the browser has drawn the player) showed. Run it on a quiet
-machine."""
+(the step's charts, which the page draws once the browser has drawn the player) showed; and the speed-up over AR
+the page showed for each run beside the one the same two decodes give here (each trace's own timed decoding).
+Run it on a quiet machine."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -46,7 +48,7 @@ def measure(method: str, repeats: int) -> dict[str, list[float]]:
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    times: dict[str, list[float]] = {"app": [], "details": [], method: [], "ar": []}
+    times: dict[str, list[float]] = {"app": [], "details": [], method: [], "ar": [], "app_x": [], "runner_x": []}
     try:
         base = f"http://127.0.0.1:{port}"
         wait_health(base, None, 60)
@@ -54,23 +56,28 @@ def measure(method: str, repeats: int) -> dict[str, list[float]]:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--headless"])
             page = browser.new_page(viewport={"width": 1920, "height": 1080})
             for seed in range(repeats + 1):  # a new seed each time, so that nothing is cached (greedy: same tokens)
-                app, details = _click_to_trace(page, f"{base}/eagle?source=live&version={method}&seed={seed}", method)
+                app, details, app_x = _click_to_trace(page, f"{base}/eagle?source=live&version={method}&seed={seed}",
+                                                      method)
                 _browser_idle()  # the player draws its stills ahead while the browser idles: not during a decode
                 if seed:  # the first run loads the model: not counted
                     times["app"].append(app)
                     times["details"].append(details)
+                    times["app_x"].append(app_x)
+                    traces = {}
                     for name, given in ((method, params), ("ar", {})):
                         t0 = time.perf_counter()
-                        runner.decode(Request(name, PROMPT, given, NEW, seed=seed))
+                        traces[name] = runner.decode(Request(name, PROMPT, given, NEW, seed=seed))
                         times[name].append(time.perf_counter() - t0)
+                    times["runner_x"].append(traces[method].speedup_over(traces["ar"]))
     finally:
         server.terminate()
         server.wait(30)
     return times
 
 
-def _click_to_trace(page, url: str, method: str) -> tuple[float, float]:
-    """Seconds from the click to the live trace's player, and to the details under it."""
+def _click_to_trace(page, url: str, method: str) -> tuple[float, float, float]:
+    """Seconds from the click to the live trace's player, and to the details under it; the speed-up over AR the
+    page then shows."""
     page.goto(url)
     button = page.get_by_role("button", name="Run live on these settings")
     button.wait_for(timeout=120_000)
@@ -78,8 +85,10 @@ def _click_to_trace(page, url: str, method: str) -> tuple[float, float]:
     page.evaluate(WATCH, [method, NEW])
     button.click()
     page.wait_for_function("() => window.__pd.details", polling=250, timeout=600_000)
-    return page.evaluate("() => [(window.__pd.seen - window.__pd.click) / 1000, "
-                         "(window.__pd.details - window.__pd.click) / 1000]")
+    seen, details = page.evaluate("() => [(window.__pd.seen - window.__pd.click) / 1000, "
+                                  "(window.__pd.details - window.__pd.click) / 1000]")
+    versus = page.get_by_text(re.compile(r"x AR on this prompt")).first.text_content(timeout=60_000)
+    return seen, details, float(re.search(r"([0-9.]+)x AR", versus).group(1))
 
 
 # Timed in the page, from the click to the frame that first shows the live trace: its caption ("Trace: eagle3
@@ -151,7 +160,8 @@ def main() -> None:
               "ratios": [round(x / y, 2) for x, y in zip(app, both)],
               "ratio": round(statistics.median(app) / statistics.median(both), 2),
               "ratio_to_the_method_alone": round(statistics.median(app) / statistics.median(t[a.method]), 2),
-              "app_click_to_details_s": [round(x, 2) for x in t["details"]]}
+              "app_click_to_details_s": [round(x, 2) for x in t["details"]],
+              "speedup_shown_by_the_app": t["app_x"], "speedup_here": [round(x, 2) for x in t["runner_x"]]}
     print(json.dumps(result))
     if a.out:
         from paradec.traces.files import write_atomic
