@@ -240,6 +240,20 @@ def test_shipped_one_layer_heads_load_and_a_wrong_depth_is_refused(target, tmp_p
         eagle_head.load(folder)
 
 
+@pytest.mark.parametrize("change, words", [
+    ({"intermediate_size": 10**7}, "layer.mlp.gate_proj.weight is"), ({"hidden_size": 4096}, "fc.weight is"),
+])
+def test_a_config_that_does_not_fit_the_weights_is_refused_before_the_head_is_built(target, tmp_path, change, words):
+    """A config.json from elsewhere (a 10-million-wide MLP: 69 GB of float32 once built; Llama's default width) is
+    checked against the weights' shapes on the meta device: refused at once, naming the first tensor that differs."""
+    folder = tmp_path / "h"
+    saved(random_head(target, 3), target, tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(ValueError, match=words):
+        eagle_head.load(folder)
+
+
 def test_fused_layers_are_what_eagle3_reads(target, tmp_path):
     drafter = build(Eagle3, target, head=saved(random_head(target, 3), target, tmp_path))
     assert drafter.hidden_layers == fuse_layers(target.config.num_hidden_layers)

@@ -256,9 +256,27 @@ def load(folder) -> tuple[EagleHead, dict]:
         state["vocab_ids"] = torch.arange(len(state["d2t"])) + state.pop("d2t").long()
     cfg = LlamaConfig(**{k: v for k, v in meta.items() if k in LlamaConfig().to_dict() or k == "head_dim"})
     ids = state.get("vocab_ids", torch.zeros(0)) if version == 3 else state.get("vocab_ids")
-    head = EagleHead(cfg, version, ids, _layers(meta, state))
+    layers = _layers(meta, state)
+    _check_shapes(cfg, version, ids, layers, state)
+    head = EagleHead(cfg, version, ids, layers)
     head.load_state_dict(state, strict=True)
     return head.float().eval(), meta
+
+
+def _check_shapes(cfg, version: int, ids, layers: int, state: dict) -> None:
+    """The weights' names and shapes against the head config.json describes, built on the meta device (no
+    memory, no initialisation) before the real one: a config from elsewhere (Llama's defaults: 4,096 wide) would
+    otherwise allocate and initialise a head many times the size of its weights, only to refuse them."""
+    with torch.device("meta"):
+        want = {k: tuple(v.shape) for k, v in EagleHead(cfg, version, ids, layers).state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    missing, unexpected = sorted(want.keys() - got.keys()), sorted(got.keys() - want.keys())
+    if missing or unexpected:  # the file's own names are not echoed: ours only
+        what = f"no {', '.join(missing[:3])}" if missing else f"{len(unexpected)} tensor(s) the head does not have"
+        raise ValueError(f"the weights are not those of the head config.json describes ({what})")
+    for k, shape in want.items():
+        if got[k] != shape:
+            raise ValueError(f"the weights do not fit config.json: {k} is {list(got[k])}, the head needs {list(shape)}")
 
 
 def _layers(meta: dict, state: dict) -> int:
