@@ -37,7 +37,7 @@ compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the ne
 # Each new head is scored beside the shipped one (--baseline) on the same held-out rows for its card's "before".
 step medusa-smollm2 medusa --steps 2000 --prompt-weight 0.5 --threads 2 --baseline assets/drafters/medusa-smollm2
 compare medusa "medusa,medusa[heads=$out/medusa-smollm2]"
-step sps-smollm2 draft --layers 1 --vocab 4096 --steps 1200 --lr 2e-3 --threads 2 --baseline assets/drafters/sps-smollm2
+step sps-smollm2 draft --layers 2 --vocab 4096 --steps 1200 --lr 2e-3 --threads 2 --baseline assets/drafters/sps-smollm2
 if wanted sps && [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
   "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
 fi
