@@ -17,7 +17,8 @@ from .sidebar import current
 from .sidebar import recorded as recorded_note
 from .stage import Extra
 
-PROGRESS_S = 1.0  # seconds between two redraws of a live run's progress bar
+BAR_AFTER_S = 2.0  # a live run's progress bar appears after this many seconds (a shorter run draws none)
+PROGRESS_S = 1.0  # seconds between two redraws of that bar
 
 
 def method_page(method: str, title: str, intro: str, how: str, params: Callable[[], dict],
@@ -171,12 +172,12 @@ def _ar(key: live.Key) -> live.Key | None:
 
 
 def _with_bar(key: live.Key, doing: str, beside: live.Key | None = None) -> Trace:
-    """live.run(key) under a progress bar that appears after PROGRESS_S and is redrawn at most once a second
+    """live.run(key) under a progress bar that appears after BAR_AFTER_S and is redrawn at most once a second
     after: each redraw is a message the browser draws, on the cores a live run decodes on when both share a
-    machine (a redraw every 20 % slowed a two-second run by a third), so a run shorter than that draws none,
-    and makes no element either (its placeholder alone halved the browser's work at the click). A run that
-    waits for its turn says so at once."""
-    where, last = [], [time.perf_counter()]
+    machine (a redraw every 20 % slowed a two-second run by a third; the bar's first drawing alone took 0.09 s
+    of the browser's CPU time in a 1.1-s run), so a shorter run draws none, and makes no element either (its
+    placeholder alone halved the browser's work at the click). A run that waits for its turn says so at once."""
+    where, last = [], [time.perf_counter() + BAR_AFTER_S - PROGRESS_S]
 
     def progress(f: float, text: str | None = None) -> None:
         if text or time.perf_counter() >= last[0] + PROGRESS_S:
