@@ -3,6 +3,8 @@
 #pragma once
 #include <ATen/Parallel.h>
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -63,10 +65,37 @@ void check(const at::Tensor& t, int64_t dim, const char* what) {
               what, ": a contiguous ", dim, "-D float32 CPU tensor");
 }
 
-// KEYS keys' dot products with q at once, each with dot()'s arithmetic: its own sum in d order, then its lanes
-// in order. The chains of multiply-adds are independent, so the CPU overlaps them (one key's chain alone waits
-// on each multiply-add's latency). Every key gets the same bits whichever keys it goes with.
+// KEYS keys' dot products with q at once, each its own sum in d order, lane by lane, then its lanes (lanes8).
+// The chains of multiply-adds are independent, so the CPU overlaps them (one key's chain alone waits on each
+// multiply-add's latency). Every key gets the same bits whichever keys it goes with.
 constexpr int64_t KEYS = 8;
+#if defined(__AVX512F__)
+// The eight keys' lanes summed at once: each key's 16 lanes in halves added lane to lane (i + i+8, then i + i+4,
+// i + i+2, i + i+1), the same order for every key wherever it sits among the eight. 16 shuffles and 8 adds for
+// the eight keys, where hsum's lane-by-lane order takes 15 dependent adds and 16 extractions a key: the scores
+// were most of a decode step's attention at batch 8.
+inline void lanes8(const vec* a, float* s) {
+  __m512 h[4], g[2];
+  for (int p = 0; p < 4; ++p) {  // keys 2p and 2p+1: their 8 half sums each, side by side
+    const __m512 x = (__m512)a[2 * p], y = (__m512)a[2 * p + 1];
+    h[p] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0x44), _mm512_shuffle_f32x4(x, y, 0xEE));
+  }
+  for (int p = 0; p < 2; ++p)  // keys 4p .. 4p+3: 4 each, one 128-bit lane a key
+    g[p] = _mm512_add_ps(_mm512_shuffle_f32x4(h[2 * p], h[2 * p + 1], 0x88),
+                         _mm512_shuffle_f32x4(h[2 * p], h[2 * p + 1], 0xDD));
+  // lane j: keys j and j+4, 2 each, then 1 each
+  const __m512 e = _mm512_add_ps(_mm512_shuffle_ps(g[0], g[1], 0x44), _mm512_shuffle_ps(g[0], g[1], 0xEE));
+  const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(e, e, 0x88), _mm512_shuffle_ps(e, e, 0xDD));
+  alignas(64) float t[16];
+  _mm512_store_ps(t, f);
+  for (int j = 0; j < 4; ++j) s[j] = t[4 * j], s[j + 4] = t[4 * j + 1];
+}
+#else
+inline void lanes8(const vec* a, float* s) {
+  for (int64_t j = 0; j < KEYS; ++j) s[j] = hsum(a[j]);
+}
+#endif
+
 inline void dots(const float* q, const float* const* k, int64_t d, float* out) {
   vec a[KEYS] = {};
   int64_t i = 0;
@@ -75,11 +104,12 @@ inline void dots(const float* q, const float* const* k, int64_t d, float* out) {
 #pragma GCC unroll 8
     for (int64_t j = 0; j < KEYS; ++j) a[j] += qv * *(const vec*)(k[j] + i);
   }
+  float s[KEYS];
+  lanes8(a, s);
 #pragma GCC unroll 8
   for (int64_t j = 0; j < KEYS; ++j) {
-    float s = hsum(a[j]);
-    for (int64_t c = i; c < d; ++c) s += q[c] * k[j][c];
-    out[j] = s;
+    for (int64_t c = i; c < d; ++c) s[j] += q[c] * k[j][c];
+    out[j] = s[j];
   }
 }
 
@@ -92,18 +122,21 @@ void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j
   constexpr int64_t NB = VW == 16 ? 4 : 8;
   int64_t i0 = 0;
   for (; i0 + NB * VW <= d; i0 += NB * VW) {
-    vec a[NB];
+    vec a[2][NB];  // even entries into a[0] (after out's running sum), odd ones into a[1]: twice the independent
+                   // sums, which the multiply-adds' latency needs (one set: a step's weighing ran at half speed)
 #pragma GCC unroll 8
-    for (int64_t c = 0; c < NB; ++c) a[c] = *(const vec*)(out + i0 + c * VW);
-    for (int64_t j = j0; j < j1; ++j) {
-      if (ok && !ok[j]) continue;
-      const float* vj = v + j * d + i0;
-      const float pj = p[j];
+    for (int64_t c = 0; c < NB; ++c) a[0][c] = *(const vec*)(out + i0 + c * VW), a[1][c] = vec{};
+    for (int64_t j = j0; j < j1; j += 2)
+#pragma GCC unroll 2
+      for (int64_t e = 0; e < 2; ++e)
+        if (j + e < j1 && (!ok || ok[j + e])) {
+          const float* vj = v + (j + e) * d + i0;
+          const float pj = p[j + e];
 #pragma GCC unroll 8
-      for (int64_t c = 0; c < NB; ++c) a[c] += pj * *(const vec*)(vj + c * VW);
-    }
+          for (int64_t c = 0; c < NB; ++c) a[e][c] += pj * *(const vec*)(vj + c * VW);
+        }
 #pragma GCC unroll 8
-    for (int64_t c = 0; c < NB; ++c) *(vec*)(out + i0 + c * VW) = a[c];
+    for (int64_t c = 0; c < NB; ++c) *(vec*)(out + i0 + c * VW) = a[0][c] + a[1][c];
   }
   for (int64_t j = j0; j < j1; ++j)
     if (!ok || ok[j])
@@ -131,7 +164,12 @@ void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float
   constexpr float none = -std::numeric_limits<float>::infinity();
   int64_t most = 0;
   for (int64_t i = 0; i < r.count; ++i) most = std::max(most, r.n[i]);
-  for (int64_t j0 = 0; j0 < most; j0 += TILE)
+  for (int64_t j0 = 0; j0 < most; j0 += TILE) {
+    // The next tile's keys asked for while several rows work on this one (8 sequences' steps: 9 % faster); a
+    // row alone streams the keys, which the CPU's own prefetching keeps up with (asking too was 20 % slower).
+    if (r.count > 1)
+      for (int64_t c = 0; c < TILE * d && j0 + TILE + c / d < most; c += 64 / sizeof(float))
+        __builtin_prefetch(k + (j0 + TILE) * d + c, 0, 3);
     for (int64_t i = 0; i < r.count; ++i) {
       const int64_t n = r.n[i], stop = std::min(n, j0 + TILE);
       for (int64_t j = j0; j < stop; j += KEYS) {  // past n, the last entry again, its score not kept
@@ -143,20 +181,26 @@ void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float
           p[i * whole + j + a] = r.ok[i] && !r.ok[i][j + a] ? none : s[a] * scale;
       }
     }
+  }
   std::vector<float> sums(r.count);
   for (int64_t i = 0; i < r.count; ++i) {
     float* pi = p + i * whole;
     const int64_t n = r.n[i], vn = (n + VW - 1) / VW * VW;
-    float top = none;
-    for (int64_t j = 0; j < n; ++j) top = std::max(top, pi[j]);
     for (int64_t j = n; j < vn; ++j) pi[j] = none;
-    float sum = 0;
+    vec most = splat(none);  // a vector at a time (a maximum is exact in any order): one a score waited on the last
+    for (int64_t j = 0; j < vn; j += VW) {
+      const vec x = *(const vec*)(pi + j);
+      most = x > most ? x : most;
+    }
+    float top = none;
+    for (int k = 0; k < VW; ++k) top = std::max(top, most[k]);
+    vec sum{};  // lane by lane over the entries, then the lanes: one sum a vector would wait on the last
     if (top != none)
       for (int64_t j = 0; j < vn; j += VW) {
         *(vec*)(pi + j) = exp_vec(*(const vec*)(pi + j) - top);
-        sum += hsum(*(const vec*)(pi + j));
+        sum += *(const vec*)(pi + j);
       }
-    sums[i] = sum;  // 0: nothing to see, and the row stays zeros
+    sums[i] = hsum(sum);  // 0: nothing to see, and the row stays zeros
   }
   for (int64_t j0 = 0; j0 < most; j0 += TILE)
     for (int64_t i = 0; i < r.count; ++i)
