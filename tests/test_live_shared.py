@@ -115,3 +115,22 @@ def test_the_app_runs_live_on_a_backend_and_says_when_it_is_unreachable(start, m
     down.switch_page("views/ar.py").run()
     down.button(key="ar.run").click().run()
     assert not down.exception and any("cannot reach the backend" in e.value for e in down.error)
+
+
+def test_a_live_run_and_its_ar_baseline_follow_an_untimed_ar_warm_up(monkeypatch):
+    """The browser answers the click that starts a live run on the cores the run decodes on: a short AR decode
+    takes that, so the method's timing does not pay for it while its AR baseline's does not."""
+    import contextlib
+    import threading
+
+    from ui import live
+
+    decoded, store = [], ({}, threading.Lock())
+    monkeypatch.setattr(live, "_results", lambda: store)  # this test's own store
+    monkeypatch.setattr(live, "_turn", lambda k, progress=None: contextlib.nullcontext())
+    monkeypatch.setattr(live, "_decode", lambda k, progress=None: decoded.append((k.method, k.max_new_tokens)) or k)
+    k = key("embedded", "eagle3", {"depth": 4}, None, "Name a colour.", 0.0)
+    assert live.run(k, beside=k._replace(method="ar", params="{}")) == k
+    assert decoded == [("ar", live.WARM_UP_TOKENS), ("eagle3", 12), ("ar", 12)]
+    live.run(k)  # cached now: nothing decodes, not even a warm-up
+    assert len(decoded) == 3
