@@ -61,9 +61,7 @@ at::Tensor attend_many(at::Tensor qkv, at::Tensor cos, at::Tensor sin, const std
   const int64_t threads = at::get_num_threads(), units = S * kv_heads;
   int64_t longest = 0, most = 0;
   for (int64_t s = 0; s < S; ++s) {
-    const int64_t rows = G * counts[s];
-    int64_t parts = std::min(rows, std::max<int64_t>(1, (4 * threads + units - 1) / units));
-    while (parts < rows && units * parts % threads) ++parts;  // runs in a multiple of the threads, as layer.cpp
+    const int64_t rows = G * counts[s], parts = parts_of(rows, units, threads);
     const int64_t per = (rows + parts - 1) / parts;
     for (int64_t g = 0; g < kv_heads; ++g)
       for (int64_t f = 0; f < rows; f += per) runs.push_back({s, g, f, std::min(per, rows - f)});

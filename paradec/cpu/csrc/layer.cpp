@@ -72,12 +72,8 @@ at::Tensor attention(at::Tensor q, at::Tensor kc, at::Tensor vc, int64_t length,
   const float *qs = q.data_ptr<float>(), *ks = kc.data_ptr<float>(), *vs = vc.data_ptr<float>();
   const bool* ok = allowed ? mask.data_ptr<bool>() : nullptr;
   float* os = out.data_ptr<float>();
-  // Work: a key/value head's group of G query heads times the M tokens, in `parts` runs of rows each, so that
-  // there are a few per thread (3 kv heads on 2 threads alone would leave one idle a third of the time), as
-  // many for each thread where the rows allow (a 16-token pass in 3 x 4 runs, not 3 x 3: 34 -> 32 us a layer).
-  const int64_t G = H / KV, units = B * KV, threads = at::get_num_threads();
-  int64_t parts = std::min(G * M, (4 * threads + units - 1) / units);
-  while (parts < G * M && units * parts % threads) ++parts;
+  // Work: a key/value head's group of G query heads times the M tokens, in `parts` runs of rows each (parts_of).
+  const int64_t G = H / KV, units = B * KV, parts = parts_of(G * M, units, at::get_num_threads());
   const int64_t per = (G * M + parts - 1) / parts, whole = (length + VW - 1) / VW * VW;
   at::parallel_for(0, units * parts, 1, [&](int64_t lo, int64_t hi) {
     Scratch w(per, whole);
