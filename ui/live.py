@@ -139,8 +139,10 @@ def run(k: Key, progress=None, beside: Key | None = None) -> Trace:
         got.update({key: remote.run(key.backend, _request(key), part) for key, part in zip(keys, parts)})
     elif keys:
         with _turn(k, progress):  # the same run may have finished while this one waited
-            _warm_up(k)
-            got.update({key: cached(key) or _decode(key, part) for key, part in zip(keys, parts)})
+            got.update({key: cached(key) for key in keys})
+            if any(got[key] is None for key in keys):
+                _warm_up(k)
+            got.update({key: got[key] or _decode(key, part) for key, part in zip(keys, parts)})
     for key in keys:
         _keep(key, got[key])
     return got[k]
