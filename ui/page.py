@@ -17,7 +17,8 @@ from .sidebar import current
 from .sidebar import recorded as recorded_note
 from .stage import Extra
 
-BAR_AFTER_S = 2.0  # a live run's progress bar appears after this many seconds (a shorter run draws none)
+BAR_AFTER_S = 3.0  # a live run's progress bar appears after this many seconds (a shorter run draws none: at 2 s
+# it appeared during a slower CPU's AR baseline and slowed that by a tenth)
 PROGRESS_S = 1.0  # seconds between two redraws of that bar
 
 
