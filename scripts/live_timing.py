@@ -147,6 +147,20 @@ def _browser_idle(quiet: float = 0.05, window: float = 0.5) -> None:
             return
 
 
+def _machine() -> dict:
+    """paradec's description of this machine, and the CPU's family and model (which generation it is)."""
+    from paradec.costs import machine
+
+    info = dict(machine.describe())
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return info
+    for key in ("cpu family", "model"):
+        info[key] = next((ln.split(":", 1)[1].strip() for ln in lines if ln.split(":")[0].strip() == key), None)
+    return info
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--method", default="eagle3", choices=["eagle", "eagle2", "eagle3"])
@@ -155,7 +169,8 @@ def main() -> None:
     a = ap.parse_args()
     t = measure(a.method, a.repeats)
     app, both = t["app"], [m + b for m, b in zip(t[a.method], t["ar"])]
-    result = {"method": a.method, "new_tokens": NEW, "app_click_to_trace_s": [round(x, 2) for x in app],
+    result = {"method": a.method, "new_tokens": NEW, "machine": _machine(),
+              "app_click_to_trace_s": [round(x, 2) for x in app],
               "runner_decode_s": {name: [round(x, 2) for x in t[name]] for name in (a.method, "ar")},
               "ratios": [round(x / y, 2) for x, y in zip(app, both)],
               "ratio": round(statistics.median(app) / statistics.median(both), 2),
