@@ -151,14 +151,7 @@ def _machine() -> dict:
     """paradec's description of this machine, and the CPU's family and model (which generation it is)."""
     from paradec.costs import machine
 
-    info = dict(machine.describe())
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return info
-    for key in ("cpu family", "model"):
-        info[key] = next((ln.split(":", 1)[1].strip() for ln in lines if ln.split(":")[0].strip() == key), None)
-    return info
+    return {**machine.describe(), **{key: machine.cpu_field(key) for key in ("cpu family", "model")}}
 
 
 def main() -> None:

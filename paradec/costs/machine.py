@@ -19,15 +19,21 @@ MATMUL = 512  # a 512 x 512 float32 product: 268 MFLOP, big enough for the BLAS 
 COPY_BYTES = 64 * 2**20  # far larger than any cache, so the copy runs at DRAM speed
 
 
-def cpu_name() -> str:
+def cpu_field(key: str) -> str | None:
+    """The first value of `key` in /proc/cpuinfo ("model name", "cpu family"...); None where there is none."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                name, _, value = line.partition(":")
+                if name.strip() == key:
+                    return value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def cpu_name() -> str:
+    return cpu_field("model name") or platform.processor() or platform.machine()
 
 
 def describe() -> dict:
