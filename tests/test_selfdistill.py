@@ -9,8 +9,9 @@ from safetensors.torch import load_file
 from paradec.data import SPECBENCH, TRAIN_PROMPTS, read_jsonl, split_of
 from paradec.train import answers
 from paradec.train import prompts as made
+from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards
-from paradec.train.selfdistill import load_shards, training_prompts, training_rows
+from paradec.train.selfdistill import load_shards, share_of, training_prompts, training_rows, validation
 
 
 def test_training_prompts_share_no_8_gram_with_the_heldout_split():
@@ -105,3 +106,22 @@ def test_a_token_target_stops_the_answers_and_a_larger_one_goes_on(tiny_loaded, 
     generate_shards(tiny_loaded, rows, tmp_path, samples=2, batch=1, max_new_tokens=4,
                     answer_tokens=first["answer_tokens"] + 1)
     assert json.loads((tmp_path / "manifest.json").read_text())["batches"] == "2 of 8"
+
+
+def test_a_train_fraction_keeps_every_held_out_prompt_and_a_nested_share_of_the_others(capsys):
+    prompt = torch.arange(40)  # prompts 0, 10, 20 and 30 are held out
+    shards = [{"prompt": prompt[i:i + 8], "tokens": prompt[i:i + 8, None].expand(8, 3)} for i in range(0, 40, 8)]
+
+    def kept(fraction):
+        out = share_of(shards, fraction)
+        assert all(torch.equal(s["tokens"][:, 0], s["prompt"]) for s in out)  # a row's tensors stay together
+        return {int(p) for s in out for p in s["prompt"]}
+
+    held = {p for p in range(40) if validation(p)}
+    assert len(held) == 4 and share_of(shards, 1.0) is shards
+    assert held < kept(0.25) < kept(0.5) < kept(1.0)
+    assert len(kept(0.5) - held) == 18 and len(kept(0.25) - held) == 9  # of the 36 training prompts
+    assert kept(0.5) - held == set(range(1, 20)) - held  # the first ones of the (shuffled) prompt file
+    with pytest.raises(SystemExit) as e:
+        train_main(["medusa", "--train-fraction", "1.5"])
+    assert e.value.code == 2 and "a share in (0, 1], not 1.5" in capsys.readouterr().err

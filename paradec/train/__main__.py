@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     pr = sub.add_parser("prompts", help="the training prompts at scale (assets/data/train_prompts.jsonl)")
     pr.add_argument("--seed", type=int, default=0)
     d = sub.add_parser("data", help="the target answers the training prompts (shipped), then their features (cached)")
-    add_data_args(d)
+    add_data_args(d, training=False)
     d.add_argument("--limit", type=int, default=0, help="use the first N prompts (0 = all)")
     d.add_argument("--samples", type=int, default=2, help="answers per prompt: the first greedy, then sampled")
     d.add_argument("--batch", type=int, default=12, help="answers side by side (12 rows cost about one on the fast "

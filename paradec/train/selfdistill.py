@@ -49,11 +49,16 @@ def features_dir() -> Path:
     return cache_dir() / "selfdistill-features"
 
 
-def add_data_args(parser: argparse.ArgumentParser) -> None:
-    """--data and --features, the same for every command that reads or makes the shards."""
+def add_data_args(parser: argparse.ArgumentParser, training: bool = True) -> None:
+    """--data and --features, the same for every command that reads or makes the shards; a command that
+    learns from them (`training`) also takes --train-fraction."""
     parser.add_argument("--data", default=str(data_dir()), help="the self-distillation answers (shipped)")
     parser.add_argument("--features", default=str(features_dir()),
                         help="their features (python -m paradec.train data remakes them)")
+    if training:
+        parser.add_argument("--train-fraction", type=share, default=1.0,
+                            help="learn from this share of the training prompts, every held-out one kept: a point "
+                            "of a learning curve (does more data help?)")
 
 
 def training_prompts(seed: int = 0) -> list[str]:
@@ -104,6 +109,32 @@ def load_shards(folder: Path, features: tuple[str, ...] = ("hidden", "fuse"),
     return out
 
 
+def share(text: str) -> float:
+    """--train-fraction's value: a share in (0, 1]."""
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"a share in (0, 1], not {text}")
+    return value
+
+
 def shards_of(args: argparse.Namespace, features: tuple[str, ...], greedy: bool = False) -> list[dict]:
-    """The shards a training command's --data and --features name (`greedy`: only the greedy answers')."""
-    return load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser(), greedy)
+    """The shards a training command's --data, --features and --train-fraction name (`greedy`: only the greedy
+    answers')."""
+    shards = load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser(), greedy)
+    return share_of(shards, args.train_fraction)
+
+
+def share_of(shards: list[dict], fraction: float) -> list[dict]:
+    """The shards' rows of every held-out prompt and of the first `fraction` of the training prompts, by their
+    line in the prompt file. That file is in a seeded random order (paradec.train.prompts), so the first ones are a
+    random share of every source and category, and a smaller share is part of a larger one."""
+    if fraction >= 1:
+        return shards
+    training = sorted({int(p) for s in shards for p in s["prompt"] if not validation(int(p))})
+    kept = set(training[: max(1, round(fraction * len(training)))])
+    out = []
+    for s in shards:
+        rows = torch.tensor([validation(int(p)) or int(p) in kept for p in s["prompt"]], dtype=torch.bool)
+        if rows.any():
+            out.append({k: v[rows] for k, v in s.items()})
+    return out
