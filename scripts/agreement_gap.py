@@ -9,7 +9,7 @@ positions of the greedy answers (what they learn from). Run from the repository 
 `python -m paradec.train data` has computed the features:
 
     .venv/bin/python scripts/agreement_gap.py assets/drafters/eagle3-smollm2 [--draft assets/drafters/sps-smollm2]
-        [--medusa assets/drafters/medusa-smollm2]
+        [--medusa assets/drafters/medusa-smollm2] [--greedy]
 """
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ def main() -> int:
     ap.add_argument("--medusa", help="Medusa heads' folder (paradec.train medusa)")
     ap.add_argument("--rows", type=int, default=128, help="rows scored on each side, spread over the split")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--greedy", action="store_true", help="score the sps draft on the greedy answers only (Medusa's "
+                    "data: their features alone are enough)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     heads = {h: eagle_head.load(h)[0] for h in args.heads}
@@ -58,7 +60,7 @@ def main() -> int:
                 agree = evaluate(head, picked, embed, lm_rows, 3)
                 print(f"{name}  {side:13s}", " ".join(f"{a:.3f}" for a in agree), flush=True)
     if args.draft:
-        draft_gap(target, args.draft, args.rows)
+        draft_gap(target, args.draft, args.rows, args.greedy)
     if args.medusa:
         medusa_gap(target, args.medusa)
     return 0
@@ -69,10 +71,11 @@ def both_sides(rows: list, held: list, n: int) -> dict[str, list]:
     return {"training rows": spread(rows, n), "held-out rows": spread(held, n)}
 
 
-def draft_gap(target, folder: str, n: int) -> None:
-    """The sps draft's α (its greedy token is the target's) at answer positions, on each side."""
+def draft_gap(target, folder: str, n: int, greedy: bool) -> None:
+    """The sps draft's α (its greedy token is the target's) at answer positions, on each side (`greedy`: the
+    greedy answers' rows only)."""
     draft = load_draft(target, Path(folder))
-    rows = draft_training.rows_of(load_shards(data_dir(), ("hidden",), features_dir()))
+    rows = draft_training.rows_of(load_shards(data_dir(), ("hidden",), features_dir(), greedy))
     for side, picked in both_sides(*draft_training.split(rows), n).items():
         print(f"{folder}  {side:13s} alpha {draft_training.agreement(draft, picked)['alpha']:.3f}", flush=True)
 
