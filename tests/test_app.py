@@ -85,6 +85,13 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert list(trees["tree"])[:5] == ["chain4", "small8", "cpu12", "wide16", "mc_sim_7b_63"]
     assert list(trees["run"])[:5] == [f"recorded ({t})" for t in trees["tree"][:5]]
     assert trees["tree nodes"][4] == 63 and trees["τ"][4] > trees["τ"][0]  # the big tree accepts more per pass
+    curve = sources.medusa_curve()["points"]  # the heads trained on shares of the prompts (learning_curve.json)
+    shares = at.dataframe[2].value
+    assert "More training data?" in [e.label for e in at.expander]
+    assert list(shares["training prompts"]) == ["1/8", "1/4", "1/2", "all"]
+    assert list(shares["head 1's top-1"]) == [p["top1_by_head"][0] for p in curve]
+    tau = [p["expected_tau_shipped_tree"] for p in curve]
+    assert any(f"grew by {tau[1] - tau[0]:.3f}" in c.value for c in at.caption)
     assert at.selectbox(key="medusa.preset").value == "the heads' default"
     at.selectbox(key="medusa.preset").set_value("chain4").run()
     assert at.multiselect(key="medusa.paths.chain4.").value == ["[0]", "[0, 0]", "[0, 0, 0]", "[0, 0, 0, 0]"]

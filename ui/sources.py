@@ -16,6 +16,7 @@ from .i18n import _
 TRACE_DIR = Path(__file__).resolve().parents[1] / "assets" / "traces"
 ARENA_DIR = TRACE_DIR / "arena"
 MEDUSA_TREES_DIR = TRACE_DIR / "medusa-trees"  # one Medusa run per tree preset, on one prompt
+MEDUSA_CURVE = TRACE_DIR.parent / "drafters" / "medusa-smollm2" / "learning_curve.json"  # scripts/medusa_curve.py
 # An upload is parsed (about 0.2 s of CPU a MB) before it is cut to what a page draws: 10 MiB parse in about 2 s,
 # and the first 100 steps of a 2,000-step Medusa run on its 63-node tree take 28 MB. .streamlit/config.toml agrees.
 MAX_UPLOAD = 10 * 2**20
@@ -46,6 +47,11 @@ def forward_cost() -> dict | None:
     """Measured cost of one target forward by tokens per pass, or None if not recorded."""
     path = TRACE_DIR / "forward_cost.json"
     return _json(str(path), path.stat().st_mtime) if path.is_file() else None
+
+
+def medusa_curve() -> dict | None:
+    """Medusa's heads trained on shares of the training prompts (scripts/medusa_curve.py), or None if not shipped."""
+    return json_file(MEDUSA_CURVE) if MEDUSA_CURVE.is_file() else None
 
 
 def recorded(method: str) -> dict[str, Path]:
