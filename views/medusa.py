@@ -51,12 +51,10 @@ def tree_size_text() -> str:
              "has the table). Medusa's own 63-node tree (`mc_sim_7b_63`) is meant for GPUs, where the pass is "
              "nearly free.").format(shown=shown)
 
-def more_data() -> None:
-    """Medusa's learning curve: the shipped recipe on shares of the training prompts, on the same kept-out positions."""
-    curve = sources.medusa_curve()
-    if not curve:
-        return
-    points = curve["points"]
+
+def more_data(points: list[dict]) -> None:
+    """Medusa's learning curve (two points or more): the shipped recipe on shares of the training prompts, scored on
+    the same kept-out positions."""
     st.markdown(_("Would more training data raise τ? The shipped heads' recipe was trained again on the first "
                   "share of the training prompts and scored on the same kept-out positions: head 1's top-1 is "
                   "measured, the default tree's expected τ is derived from the heads' accuracies "
@@ -72,7 +70,6 @@ def more_data() -> None:
                  "all the prompts by {last:.3f}: more data helps these heads a little, and less each time. Their "
                  "accuracy, not the data, keeps Medusa's τ low on a 135M target.").format(
         first=tau[1] - tau[0], last=tau[-1] - tau[-2]))
-
 
 HEADS_DEFAULT = N_("the heads' default")  # the option's value (and a table's): shown with _(HEADS_DEFAULT)
 
@@ -174,8 +171,10 @@ def panels(trace: Trace, i: int) -> dict:
     trees_compared(trace)
     with st.expander(_("Tree size on this CPU")):
         st.markdown(tree_size_text())
-    with st.expander(_("More training data?")):
-        more_data()
+    curve = sources.medusa_curve()
+    if curve and len(curve["points"]) > 1:
+        with st.expander(_("More training data?")):
+            more_data(curve["points"])
     return figs
 
 
