@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 CSRC = Path(__file__).parent / "csrc"
-SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "batch.cpp", "module.cpp")]
+SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "batch.cpp", "quant.cpp", "module.cpp")]
 # -fopenmp: torch's parallel_for is inline, so it runs on torch's threads only when the kernel is compiled with
 # OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.
 BUILDS = (("", ["-O3", "-march=native", "-fopenmp"], ["-fopenmp"]), ("_serial", ["-O3", "-march=native"], []))
@@ -57,7 +57,7 @@ def _cpu() -> str:
 def _name() -> str:
     import torch
 
-    sources = b"".join(p.read_bytes() for p in [*SOURCES, CSRC / "ops.h", CSRC / "layer_math.h"])
+    sources = b"".join(p.read_bytes() for p in [*SOURCES, CSRC / "ops.h", CSRC / "layer_math.h", CSRC / "quant_math.h"])
     # The folder too: torch's builder rebuilds when the same name's sources sit at other paths, so two clones on
     # one machine (a fresh-clone test beside a working tree) rebuilt each other's kernel, a minute each time.
     key = sources + str(CSRC).encode() + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()

@@ -15,4 +15,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("attention", &attention, "a few queries against a layer's cache -> (B, M, heads, D)");
   m.def("attend_many", &attend_many, "several sequences' rotary, cache writes and attention, each on its own cache");
   m.def("silu_mul", &silu_mul, "silu(gate) * up from the fused gate/up projection");
+  m.def("quant_pack", &quant_pack, "a GGUF tensor's Q4_1 or Q8_0 rows (N, bytes) repacked into the kernel's panels");
+  m.def("quant_linear", &quant_linear, "x (M, K) times a packed 4/8-bit weight (+ residual) -> (M, N)", py::arg("x"),
+        py::arg("packed"), py::arg("type"), py::arg("n"), py::arg("residual") = py::none());
+  m.def("quant_rows", &quant_rows, "rows of a packed weight, dequantized (float32)");
+  m.def("quant_select", &quant_select, "rows of a packed weight as a packed weight of their own");
+  m.def("quant_path", &quant_path, "the instruction set path the 4-bit products were built for");
 }

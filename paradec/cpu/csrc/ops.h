@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/Half.h>
 
+#include <string>
 #include <vector>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
@@ -40,3 +41,11 @@ at::Tensor attend_many(at::Tensor qkv, at::Tensor cos, at::Tensor sin, const std
                           const std::vector<int64_t>& counts, const std::vector<c10::optional<at::Tensor>>& allowed,
                           int64_t heads, int64_t kv_heads, double scale);
 at::Tensor silu_mul(at::Tensor gate_up);
+
+// quant.cpp: the 4-bit forward's products over a GGUF file's blocks (quant_math.h).
+at::Tensor quant_pack(at::Tensor raw, int64_t type, int64_t K);
+at::Tensor quant_linear(at::Tensor x, at::Tensor packed, int64_t type, int64_t N,
+                        const c10::optional<at::Tensor>& residual);
+at::Tensor quant_rows(at::Tensor packed, int64_t type, int64_t N, int64_t K, at::Tensor ids);
+at::Tensor quant_select(at::Tensor packed, int64_t type, int64_t N, int64_t K, at::Tensor ids);
+std::string quant_path();

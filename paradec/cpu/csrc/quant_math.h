@@ -312,13 +312,12 @@ inline f32x16 halves(const uint8_t* p) {
 }
 
 // Byte t of every int32 lane, as an integer: unsigned (Q4_1's codes) or signed (Q8_0's).
-inline i32x16 byte_of(i32x16 w, int t, bool sign) {
+inline i32x16 byte_of(const i32x16& w, int t, bool sign) {
   return sign ? (w << (24 - 8 * t)) >> 24 : (w >> (8 * t)) & 0xFF;
 }
 
-inline i32x16 dot4(i32x16 acc, i32x16 w, const int8_t* x, bool sign) {
+inline void dot4(i32x16& acc, const i32x16& w, const int8_t* x, bool sign) {
   for (int t = 0; t < 4; ++t) acc += byte_of(w, t, sign) * static_cast<int32_t>(x[t]);
-  return acc;
 }
 
 template <int R, int TYPE>
@@ -333,10 +332,10 @@ void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* 
       std::memcpy(&w, c + 64 * g, 64);
       for (int r = 0; r < R; ++r) {
         if (TYPE == Q4_1) {
-          is[r] = dot4(is[r], w & 0x0F0F0F0F, x + r * a.K + 4 * g, false);
-          is[r] = dot4(is[r], (w >> 4) & 0x0F0F0F0F, x + r * a.K + 16 + 4 * g, false);
+          dot4(is[r], w & 0x0F0F0F0F, x + r * a.K + 4 * g, false);
+          dot4(is[r], (w >> 4) & 0x0F0F0F0F, x + r * a.K + 16 + 4 * g, false);
         } else {
-          is[r] = dot4(is[r], w, x + r * a.K + 4 * g, true);
+          dot4(is[r], w, x + r * a.K + 4 * g, true);
         }
       }
     }
