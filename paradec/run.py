@@ -109,7 +109,7 @@ def decode_batch(target: Loaded, method: str, prompts: list[str], params: dict, 
         raise methods.InputError(f"{method} decodes on a fine-tuned copy of the target, not on {target.name}")
     traces = [_trace(target, method, prompt, params, max_new_tokens, temperature, top_p, top_k, seed, draft, chat,
                      None if len(prompts) == 1 else i + 1) for i, prompt in enumerate(prompts)]
-    drafters = [methods.make_drafter(method, params, draft.decoder if draft else None, target.model) for _ in prompts]
+    drafters = [methods.make_drafter(method, params, draft.decoder if draft else None, target.view) for _ in prompts]
     clock = engine.Clock()
     if not _decode_into(traces, target, drafters, Sampler(temperature, top_k, top_p), seed, on_step, clock):
         del drafters  # their own state (a draft model's KV cache, EAGLE's draft tree) goes too
@@ -138,7 +138,7 @@ def _trace(target: Loaded, method: str, prompt: str, params: dict, max_new_token
         method=method, params=params, model=target.name, prompt=prompt, prompt_ids=prompt_ids,
         sampling={"temperature": temperature, "top_p": top_p, "top_k": top_k, "seed": seed},
         max_new_tokens=max_new_tokens, draft_model=draft.name if draft else None,
-        device=target.device, dtype=target.dtype,
+        device=target.device, dtype=target.dtype, weights=target.weights,
     )
 
 

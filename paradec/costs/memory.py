@@ -70,7 +70,7 @@ def kv_bytes_per_token(model) -> int:
     cfg = model.config
     heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    size = torch.empty((), dtype=next(model.parameters()).dtype).element_size()
+    size = torch.empty((), dtype=model.dtype).element_size()  # the cache's (float32 at 4 bits too)
     return 2 * cfg.num_hidden_layers * heads * head_dim * size
 
 
@@ -91,7 +91,7 @@ def measure(target, method: str, prompt: str, params=None, draft=None, **setting
 
     sized = device_profile(device_info(target.device)).params(method)  # what run() builds, built here too
     parsed = methods.resolve(method, methods.parse_params(method, params or {}), sized)
-    drafter = methods.make_drafter(method, parsed, draft.decoder if draft else None, target.model)
+    drafter = methods.make_drafter(method, parsed, draft.decoder if draft else None, target.view)
     owned = weights(target, draft, drafter)
     del drafter
     kind = torch.device(target.device).type

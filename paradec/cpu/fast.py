@@ -149,20 +149,27 @@ class FastTarget:
         cannot be built; also what the tests compare the kernel with). head, expand: a draft's own LM-head
         rows (V', H) and the map of its logits to the whole vocabulary (paradec.models.draft_model's subset)."""
         t0 = time.perf_counter()
-        self.model, self.config = model, model.config  # the shared model: read, never changed
-        self.kernel = kernels.kernel() if use_kernel else None
-        self.ops = TorchOps() if self.kernel is None else KernelOps(self.kernel)
+        kernel = kernels.kernel() if use_kernel else None
         base = model.model
-        self.embed, self.norm, self.rotary = base.embed_tokens, base.norm, base.rotary_emb
-        self.layers = [Layer(layer, self.kernel) for layer in base.layers]
-        self.lm_head = Linear(model.lm_head.weight.detach() if head is None else head.detach(),
-                              _bias(model.lm_head) if head is None else None, self.kernel)
+        lm_head = Linear(model.lm_head.weight.detach() if head is None else head.detach(),
+                         _bias(model.lm_head) if head is None else None, kernel)
+        self.assemble(model.config, kernel, base.embed_tokens, base.rotary_emb, base.norm,
+                      [Layer(layer, kernel) for layer in base.layers], lm_head, expand)
+        self.model = model  # the shared model: read, never changed
+        self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
+
+    def assemble(self, config, kernel, embed, rotary, norm, layers: list, lm_head, expand=None) -> None:
+        """A forward from its parts, whoever made them (a Hugging Face model here, a GGUF file in
+        paradec.cpu.quant): embed(ids) -> (..., H), the model's rotary module and final norm, layers with
+        qkv, o, gate_up and down products and their two norms, lm_head(x (R, H)) -> (R, V')."""
+        self.config, self.kernel = config, kernel
+        self.ops = TorchOps() if kernel is None else KernelOps(kernel)
+        self.embed, self.rotary, self.norm, self.layers, self.lm_head = embed, rotary, norm, layers, lm_head
         self.expand = expand
         self.stop_file = None  # of_draft: a trained draft's learned draft-length rule
-        a = base.layers[0].self_attn
-        self.heads, self.kv_heads = self.config.num_attention_heads, self.config.num_key_value_heads
-        self.head_dim, self.scaling = a.head_dim, a.scaling
-        self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
+        self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
+        self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
+        self.scaling = self.head_dim ** -0.5  # Llama's attention scaling
 
     @classmethod
     def of_draft(cls, draft) -> FastTarget:
@@ -193,8 +200,8 @@ class FastTarget:
     def dtype(self) -> torch.dtype:
         return torch.float32
 
-    def new_cache(self, batch: int = 1) -> Cache:
-        return Cache(len(self.layers), self.kv_heads, self.head_dim, batch=batch)
+    def new_cache(self, batch: int = 1, layers: int | None = None) -> Cache:
+        return Cache(layers or len(self.layers), self.kv_heads, self.head_dim, batch=batch)
 
     def forward(self, cache: Cache, ids: list[int], positions: torch.Tensor, allowed: torch.Tensor | None,
                 keep: int, hidden_layers: tuple[int, ...] = ()):
@@ -210,6 +217,21 @@ class FastTarget:
         """forward() for several sequences, each on its own cache, in one pass: [(cache, ids, positions, allowed,
         keep)] -> [(logits, hidden)], what forward() returns for each (paradec.cpu.batch)."""
         return one_pass_for_many(self, passes, hidden_layers)
+
+    @torch.inference_mode()
+    def hidden(self, cache: Cache, ids: list[int], layers: int) -> torch.Tensor:
+        """The residual stream (M, H) of ids after the first `layers` layers, before any norm, written after the
+        cache's entries (a cache of those layers: new_cache(layers)). Early exit's draft runs this."""
+        start, m = cache.length, len(ids)
+        cache.reserve(m)
+        positions = torch.arange(start, start + m)[None]
+        h = self.embed(torch.tensor([ids]))
+        cos, sin = self.rotary(h, positions)
+        h = h.view(m, -1)
+        for i, layer in enumerate(self.layers[:layers]):
+            h = self._layer(i, layer, h, cos, sin, None, cache, start)
+        cache.length = start + m
+        return h
 
     @torch.inference_mode()
     def forward_batch(self, cache: Cache, ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor | None,

@@ -42,7 +42,7 @@ from .. import catalog
 from ..core import records
 from ..core import tree as trees
 from ..core.steps import Draft
-from ..cpu import fast
+from ..cpu import fast, view
 from ..traces import files
 from . import draft_length as lengths
 from . import eagle_head, pld
@@ -78,22 +78,22 @@ class Eagle(Drafter):
         self._load(target_model, head)
 
     def _load(self, target_model, spec: str) -> None:
-        cfg, lm = target_model.config, target_model.get_output_embeddings().weight
+        target = view.as_view(target_model)
+        cfg = target.config
         folder = Path(spec or SHIPPED[self.version])
         meta = _meta(folder)  # a head that cannot fit is refused from its config, its weights unread
         self._fits(meta.get("eagle_version") or self.version, meta.get("hidden_size") or cfg.hidden_size, cfg)
         try:
-            loaded = _head(str(folder), _stamp(folder), lm.device, lm.dtype)
+            loaded = _head(str(folder), _stamp(folder), target.device, target.dtype)
         except Exception as e:  # a file from the user: whatever its reader fails with is one line
             where = spec or f"the shipped head (train it: python -m paradec.train eagle --version {self.version})"
             raise ValueError(f"cannot load an EAGLE head from {where}: {first_line(e)}") from None
         self._fits(loaded.version, loaded.hidden_size, cfg)  # an official checkpoint's config may not say
-        self.head, self.embed = loaded, target_model.get_input_embeddings()  # the head: shared, read-only
+        self.head, self.embed = loaded, target.embed  # the head: shared, read-only
         ids = loaded.vocab_ids
-        self.rows = None if loaded.version == 3 else (lm if ids is None else lm.index_select(0, ids))
-        if ids is not None and self.rows is not None:  # a subset's rows, copied: packed for the kernel too
-            self.rows = fast.rows_product(self.rows) or self.rows
-        vocab = lm.shape[0] if ids is None else len(ids)
+        # EAGLE-1/2 score with the target's LM-head rows (a subset's: a copy, packed for the kernel where it runs)
+        self.rows = None if loaded.version == 3 else target.head(ids)
+        vocab = cfg.vocab_size if ids is None else len(ids)
         if self.width > vocab:
             raise ValueError(f"the tree asks for rank {self.width - 1} but the head scores only {vocab} tokens")
         self.hidden_layers = (-1,) if loaded.version == 1 else fuse_layers(cfg.num_hidden_layers)

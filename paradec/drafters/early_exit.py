@@ -18,8 +18,10 @@ from pathlib import Path
 import torch
 from torch import nn
 from transformers import DynamicCache
-from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
 
+from ..cpu import view
+from ..cpu.view import causal_mask, run_layers
 from .base import first_line
 from .chain import ChainDrafter
 from .subset import VocabSubset, read_weights, save_weights
@@ -48,34 +50,15 @@ def save(adapter: Adapter, folder: Path, metadata: dict) -> Path:
 
 def load(target_model, folder: Path) -> Adapter:
     """An adapter for this target, on its device and dtype (a fresh module per call: not shared)."""
+    target = view.as_view(target_model)
     meta, state, ids = read_weights(Path(folder) / WEIGHTS, "adapter", "python -m paradec.train early_exit")
     exit_layer = int(meta["exit_layer"])
     width = state["layer.input_layernorm.weight"].shape[0]
-    if width != target_model.config.hidden_size:
-        raise ValueError(f"the adapter at {folder} is {width} wide, the target {target_model.config.hidden_size}")
-    adapter = Adapter(target_model.config, exit_layer, ids)
+    if width != target.config.hidden_size:
+        raise ValueError(f"the adapter at {folder} is {width} wide, the target {target.config.hidden_size}")
+    adapter = Adapter(target.config, exit_layer, ids)
     adapter.load_state_dict(state)
-    dev = target_model.get_output_embeddings().weight
-    return adapter.to(dev.device, dev.dtype).eval()
-
-
-def causal_mask(T: int, S: int, like: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
-    """Additive (B|1, 1, T, S) mask: T new rows after S - T cached ones, each sees what came before
-    it (and `valid` (B, S) keys only, for padded training rows). Additive, not boolean: eager and
-    SDPA attention both take it."""
-    see = torch.ones(T, S, dtype=torch.bool, device=like.device).tril(S - T)[None, None]
-    if valid is not None:
-        see = see & valid[:, None, None, :]
-    return torch.zeros(see.shape, dtype=like.dtype, device=like.device).masked_fill(~see, torch.finfo(like.dtype).min)
-
-
-def run_layers(layers, rotary, h: torch.Tensor, pos: torch.Tensor, mask, cache=None) -> torch.Tensor:
-    """h (B, T, H) through decoder layers in order (the target's shared ones, the adapter's own)."""
-    cos_sin = rotary(h, pos)
-    for layer in layers:
-        h = layer(h, attention_mask=mask, position_ids=pos, cache=cache, use_cache=cache is not None,
-                  position_embeddings=cos_sin)
-    return h
+    return adapter.to(target.device, target.dtype).eval()
 
 
 class EarlyExit(ChainDrafter):
@@ -90,16 +73,15 @@ class EarlyExit(ChainDrafter):
         if not exit_layer < total:
             raise ValueError(f"exit_layer must be between 1 and {total - 1} (the target has {total} layers)")
         super().__init__(k, draft_length, threshold)
-        base = target_model.model  # shared, read-only: only its modules are called
-        self.embed, self.rotary, self.norm = base.embed_tokens, base.rotary_emb, base.norm
-        self.layers = list(base.layers[:exit_layer])
-        lm = target_model.get_output_embeddings().weight
-        self.adapter, self.rows, self.subset = None, lm, None
+        target = view.as_view(target_model)  # shared, read-only: its first layers, final norm and LM head
+        self.prefix, self.norm = target.prefix(exit_layer), target.norm
+        self.rotary = LlamaRotaryEmbedding(target.config).to(target.device)  # the adapter's positions
+        self.adapter, self.subset = None, None
         if adapter != "none":
             self.adapter = self._adapter(target_model, adapter, exit_layer)
-            self.layers.append(self.adapter.layer)
-            self.subset = VocabSubset(self.adapter.ids, target_model.config.vocab_size)
-            self.rows = self.subset.head(lm)  # (V', H): q is zero outside the subset, rejection stays exact
+            self.subset = VocabSubset(self.adapter.ids, target.config.vocab_size)
+        # the LM head's rows (a subset's: a copy; q is zero outside it, so rejection stays exact)
+        self.rows = target.head(None if self.subset is None else self.subset.ids)
 
     @staticmethod
     def _adapter(target_model, spec: str, exit_layer: int) -> Adapter:
@@ -114,17 +96,32 @@ class EarlyExit(ChainDrafter):
         return adapter
 
     def new_cache(self):
-        return DynamicCache()  # this run's keys and values for the exit layers and the adapter
+        return _Caches(self.prefix.new_cache(), DynamicCache())  # this run's: the exit layers', the adapter's
 
     def record_fields(self) -> dict:
         return {"exit_layer": self.params["exit_layer"]}
 
     def logits_after(self, feed: list[int]) -> torch.Tensor:
         """Full-vocabulary logits at the last of `feed` (-inf outside the adapter's subset)."""
-        dev = self.rows.device
         start = self.cache.get_seq_length()
-        pos = torch.arange(start, start + len(feed), device=dev)[None]
-        h = self.embed(torch.tensor([feed], device=dev))
-        h = run_layers(self.layers, self.rotary, h, pos, causal_mask(len(feed), start + len(feed), h), self.cache)
-        logits = self.norm(h[0, -1]) @ self.rows.T
+        h = self.prefix.hidden(self.cache.prefix, feed)[None]  # (1, M, H): the target's first layers
+        if self.adapter is not None:
+            pos = torch.arange(start, start + len(feed), device=h.device)[None]
+            h = run_layers([self.adapter.layer], self.rotary, h, pos, causal_mask(len(feed), start + len(feed), h),
+                           self.cache.adapter)
+        logits = self.rows(self.norm(h[0, -1:]))[0]
         return logits if self.subset is None else self.subset.expand(logits)
+
+
+class _Caches:
+    """Early exit's draft caches as one: the target's exit layers' (the view's) and the adapter's own."""
+
+    def __init__(self, prefix, adapter):
+        self.prefix, self.adapter = prefix, adapter
+
+    def get_seq_length(self) -> int:
+        return self.prefix.get_seq_length()
+
+    def crop(self, n: int) -> None:
+        self.prefix.crop(n)
+        self.adapter.crop(n)

@@ -30,7 +30,7 @@ import torch
 from ..core import records
 from ..core import tree as trees
 from ..core.steps import Draft
-from ..cpu import fast
+from ..cpu import fast, view
 from . import draft_length as lengths
 from . import medusa_heads
 from .base import Drafter, first_line
@@ -120,28 +120,28 @@ def _parse_tree(spec: str, heads) -> list[list[int]]:
 
 def _prepare(heads, target_model, depth: int, width: int):
     """Heads on the target's device and dtype (a copy when they differ, or to pack them for the CPU kernel:
-    the loaded ones are shared), the LM-head rows they score with, and the subset's token ids (None: all)."""
-    cfg, lm = target_model.config, target_model.get_output_embeddings().weight
+    the loaded ones are shared), the LM-head rows they score with (paradec.cpu.view's Rows; None: their own), and
+    the subset's token ids (None: all)."""
+    target = view.as_view(target_model)
+    cfg = target.config
     if heads.heads[0][0].linear.weight.shape[1] != cfg.hidden_size:
         raise ValueError(f"heads of hidden size {heads.heads[0][0].linear.weight.shape[1]} do not fit a target "
                          f"of hidden size {cfg.hidden_size}")
     if depth > heads.num_heads:
         raise ValueError(f"the tree is {depth} deep but there are only {heads.num_heads} heads")
-    p, cpu = next(heads.parameters()), lm.device.type == "cpu" and lm.dtype == torch.float32
-    if (p.device, p.dtype) != (lm.device, lm.dtype) or cpu:  # float32 on the CPU: products on paradec's kernel
-        heads = fast.pack_linears(copy.deepcopy(heads).to(lm.device, lm.dtype))
+    p, cpu = next(heads.parameters()), target.device.type == "cpu" and target.dtype == torch.float32
+    if (p.device, p.dtype) != (target.device, target.dtype) or cpu:  # float32 on the CPU: paradec's kernel
+        heads = fast.pack_linears(copy.deepcopy(heads).to(target.device, target.dtype))
     if heads.own_lm_heads:  # the official format: full-vocabulary LM heads of their own
         if heads.heads[0][-1].weight.shape[0] != cfg.vocab_size:
             raise ValueError("the heads' vocabulary does not match the target's")
         rows, ids = None, None
     elif heads.vocab_ids is not None:
-        subset = VocabSubset(heads.vocab_ids.to(lm.device), lm.shape[0])
-        rows, ids = subset.head(lm), subset.ids
+        subset = VocabSubset(heads.vocab_ids.to(target.device), cfg.vocab_size)
+        rows, ids = target.head(subset.ids), subset.ids  # a copy, packed for the kernel where it runs
     else:
-        rows, ids = lm, None
-    vocab = rows.shape[0] if rows is not None else cfg.vocab_size
+        rows, ids = target.head(), None
+    vocab = rows.n if rows is not None else cfg.vocab_size
     if width > vocab:
         raise ValueError(f"the tree asks for rank {width - 1} but the heads score only {vocab} tokens")
-    if ids is not None:  # the subset's rows, a copy: packed for the kernel too
-        rows = fast.rows_product(rows) or rows
     return heads, rows, ids

@@ -49,11 +49,20 @@ class Loaded:
     dtype: str
     deltas: str = ""  # folder of the LoRA deltas merged into this copy (paradec.models.lora); "" = as loaded
     fast: object = None  # paradec.cpu.fast.FastTarget, the lean CPU forward every run decodes with; None: its own
+    weights: str = "f32"  # q4: a GGUF's own blocks (paradec.models.gguf; model is a paradec.cpu.quant.QuantModel)
+    source: str = ""  # the spec it was loaded from (the 4-bit target's float32 sibling loads from it)
 
     @property
     def decoder(self):
         """What the decode loop runs (AR and every verify pass alike): the fast forward where there is one."""
         return self.fast if self.fast is not None else self.model
+
+    @property
+    def view(self):
+        """What drafters read of this target (paradec.cpu.view): the same interface at either precision."""
+        from ..cpu.view import HFView
+
+        return self.model if self.weights == "q4" else HFView(self.model, self.fast)
 
 
 def with_fast(loaded: Loaded) -> Loaded:
@@ -103,10 +112,17 @@ def pick_dtype(device: str, dtype: str | None = None) -> str:
     return dtype_for(device_info(device))
 
 
-def load(spec: str | None = None, device: str | None = None, dtype: str | None = None, fast: bool = True) -> Loaded:
+def load(spec: str | None = None, device: str | None = None, dtype: str | None = None, fast: bool = True,
+         weights: str = "f32") -> Loaded:
     """Load a causal LM and its tokenizer: 'embedded' (default), a hub id or a local folder. fast: decode
-    with paradec's lean CPU forward where it applies (with_fast); False: the model's own forward."""
+    with paradec's lean CPU forward where it applies (with_fast); False: the model's own forward. weights: f32,
+    or q4: a GGUF file's own blocks on the CPU (paradec.models.gguf; gguf.pick_weights says what runs)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from . import gguf
+
+    if gguf.pick_weights(spec, device, weights) == "q4":
+        return gguf.load_q4(spec, device, dtype)
 
     device = pick_device(device)
     dtype = pick_dtype(device, dtype)
@@ -128,7 +144,7 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
         del model  # its weights half on the device: drop them before giving the memory back
         free_memory()
         raise ModelError(f"cannot load model {spec!r}: out of memory on {device} (choose a smaller model or preset)")
-    loaded = Loaded(model.eval(), tok, name, device, dtype)
+    loaded = Loaded(model.eval(), tok, name, device, dtype, source=spec)
     return with_fast(loaded) if fast else loaded
 
 
@@ -160,8 +176,8 @@ def load_draft(spec: str, target: Loaded) -> Loaded:
     draft that needs no download."""
     if spec == TRAINED or spec.startswith(TRAINED + ":"):
         return _trained(spec, target)
-    if not spec.startswith("self:"):
-        return load(spec, target.device, target.dtype, fast=target.fast is not None)
+    if not spec.startswith("self:"):  # another model, in float32 beside a 4-bit target
+        return load(spec, target.device, target.dtype, fast=target.fast is not None or target.weights == "q4")
     try:
         layers = int(spec[5:])
     except ValueError:
@@ -187,6 +203,8 @@ def _trained(spec: str, target: Loaded) -> Loaded:
     from . import draft_model
 
     folder = Path(spec.partition(":")[2] or draft_model.ASSET).expanduser()
+    if target.weights == "q4":
+        return _trained_q4(spec, target, folder)
     try:
         model = draft_model.load(target.model, folder)
     except Exception as e:  # a file from the user: whatever its reader fails with is one line
@@ -201,11 +219,28 @@ def _trained(spec: str, target: Loaded) -> Loaded:
     return dataclasses.replace(loaded, fast=FastTarget.of_draft(model))
 
 
+def _trained_q4(spec: str, target: Loaded, folder: Path) -> Loaded:
+    """The trained draft beside a 4-bit target: its own layers in float32, the target's embedding and LM-head rows."""
+    from . import draft_model
+
+    try:
+        fast = draft_model.fast_draft(target.view, folder)
+    except Exception as e:  # a file from the user: whatever its reader fails with is one line
+        raise ModelError(f"draft {spec!r}: {first_line(e)}") from None
+    name = f"{EMBEDDED_NAME} trained draft" if spec == TRAINED else f"trained draft {folder}"
+    return Loaded(fast, target.tokenizer, f"{name} ({fast.config.num_hidden_layers} layers, {fast.lm_head.n} tokens)",
+                  "cpu", "float32", fast=fast, weights="q4")
+
+
 def truncated(target: Loaded, layers: int) -> Loaded:
     """A copy of the target cut after `layers` decoder layers (the target stays untouched)."""
     total = target.model.config.num_hidden_layers
     if not 1 <= layers < total:
         raise ModelError(f"draft self:{layers}: the target has {total} layers, choose 1 to {total - 1}")
+    if target.weights == "q4":  # the same packed weights, shared
+        cut = target.fast.truncated(layers)
+        return Loaded(cut, target.tokenizer, f"{target.name} (first {layers} layers)", "cpu", "float32", fast=cut,
+                      weights="q4")
     cfg = copy.deepcopy(target.model.config)
     cfg.num_hidden_layers = layers
     if getattr(cfg, "layer_types", None):

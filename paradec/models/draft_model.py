@@ -98,6 +98,38 @@ def save(draft: SubsetDraft, folder: Path, metadata: dict) -> Path:
                         {"layers": draft.config.num_hidden_layers, **metadata})
 
 
+def fast_draft(view, folder: Path = ASSET):
+    """The trained draft in folder as paradec's CPU forward over a target view (paradec.cpu.view: the 4-bit
+    target's): its own layers and final norm in float32, the target's embedding lookup and its LM-head rows for
+    the subset. No Hugging Face model of the draft is built, so no float32 copy of the target's weights either."""
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRMSNorm, LlamaRotaryEmbedding
+
+    from ..cpu import kernels
+    from ..cpu.fast import FastTarget, Layer
+
+    meta, state, ids = read_weights(Path(folder) / WEIGHTS, "trained draft", "python -m paradec.train draft")
+    cfg = copy.deepcopy(view.config)
+    cfg.num_hidden_layers = int(meta["layers"])
+    if state["model.norm.weight"].shape[0] != cfg.hidden_size:
+        raise ValueError(f"the draft at {folder} is {state['model.norm.weight'].shape[0]} wide, the target "
+                         f"{cfg.hidden_size}")
+    norm = LlamaRMSNorm(cfg.hidden_size, eps=cfg.rms_norm_eps)
+    norm.load_state_dict({"weight": state["model.norm.weight"].float()})
+    kernel, layers = kernels.kernel(), []
+    for i in range(cfg.num_hidden_layers):
+        layer = LlamaDecoderLayer(cfg, layer_idx=i)
+        prefix = f"model.layers.{i}."
+        layer.load_state_dict({k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)})
+        layers.append(Layer(layer.eval(), kernel))
+    subset = VocabSubset(ids, cfg.vocab_size)
+    fast = object.__new__(FastTarget)
+    fast.assemble(cfg, kernel, view.embed, LlamaRotaryEmbedding(cfg).eval(), norm.eval(), layers,
+                  view.head(subset.ids), subset.expand)
+    if (Path(folder) / STOP).is_file():
+        fast.stop_file = Path(folder) / STOP  # what sps's draft_length=learned reads
+    return fast
+
+
 def load(target_model, folder: Path = ASSET) -> SubsetDraft:
     """The trained draft stored in folder, on the target's device and dtype."""
     meta, state, ids = read_weights(Path(folder) / WEIGHTS, "trained draft", "python -m paradec.train draft")

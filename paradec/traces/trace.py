@@ -67,6 +67,7 @@ class Trace:
     wall_s: float = 0.0  # the decoding's time: the sum of the steps' draft_ms and verify_ms, in seconds
     device: str = "cpu"
     dtype: str = "float32"
+    weights: str = "f32"  # the target's: f32, or q4 (a GGUF's own 4-bit blocks, paradec.cpu.quant)
     schema: int = SCHEMA_VERSION
 
     # ---- metrics: one definition everywhere ----

@@ -15,8 +15,9 @@ import sys
 
 import torch
 
+from ..cpu.view import causal_mask, run_layers
 from ..drafters.eagle_head import fuse_layers
-from ..drafters.early_exit import Adapter, causal_mask, run_layers
+from ..drafters.early_exit import Adapter
 from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, lm_head_rows, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, published, read_manifest

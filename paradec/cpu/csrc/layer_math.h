@@ -113,10 +113,11 @@ inline void dots(const float* q, const float* const* k, int64_t d, float* out) {
   }
 }
 
-// out (d) += p[j] v[j] for the entries j0 .. j1 - 1 in order (skipping those ok forbids): NB vectors of out at a
-// time in registers across the entries (a count known when compiling: with a count known only at run time the
-// sums lived on the stack, and each entry waited on the last one's store), the rest of d one by one.
-void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j1, int64_t d, float* out) {
+// out (d) += p[c] v[slot c] for the visible entries c0 .. c1 - 1 in order (slots: where each visible entry sits in
+// the cache, null: entry c is slot c): NB vectors of out at a time in registers across the entries (a count known
+// when compiling: with a count known only at run time the sums lived on the stack, and each entry waited on the
+// last one's store), the rest of d one by one.
+void weigh(const float* p, const float* v, const int32_t* slots, int64_t c0, int64_t c1, int64_t d, float* out) {
   // Vectors a block: eight independent sums keep the multiply-add units busy, and with AVX2 eight are a head of
   // 64; with AVX-512 four are (blocks of eight, 128 floats, would leave such a head all to the scalar rest).
   constexpr int64_t NB = VW == 16 ? 4 : 8;
@@ -126,11 +127,11 @@ void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j
                    // sums, which the multiply-adds' latency needs (one set: a step's weighing ran at half speed)
 #pragma GCC unroll 8
     for (int64_t c = 0; c < NB; ++c) a[0][c] = *(const vec*)(out + i0 + c * VW), a[1][c] = vec{};
-    for (int64_t j = j0; j < j1; j += 2)
+    for (int64_t j = c0; j < c1; j += 2)
 #pragma GCC unroll 2
       for (int64_t e = 0; e < 2; ++e)
-        if (j + e < j1 && (!ok || ok[j + e])) {
-          const float* vj = v + (j + e) * d + i0;
+        if (j + e < c1) {
+          const float* vj = v + (slots ? slots[j + e] : j + e) * d + i0;
           const float pj = p[j + e];
 #pragma GCC unroll 8
           for (int64_t c = 0; c < NB; ++c) a[e][c] += pj * *(const vec*)(vj + c * VW);
@@ -138,9 +139,8 @@ void weigh(const float* p, const float* v, const bool* ok, int64_t j0, int64_t j
 #pragma GCC unroll 8
     for (int64_t c = 0; c < NB; ++c) *(vec*)(out + i0 + c * VW) = a[0][c] + a[1][c];
   }
-  for (int64_t j = j0; j < j1; ++j)
-    if (!ok || ok[j])
-      for (int64_t c = i0; c < d; ++c) out[c] += p[j] * v[j * d + c];
+  for (int64_t j = c0; j < c1; ++j)
+    for (int64_t c = i0; c < d; ++c) out[c] += p[j] * v[(slots ? slots[j] : j) * d + c];
 }
 
 // How many runs to cut `rows` rows of each of `units` key/value heads into: a few per thread (3 kv heads on 2
@@ -158,6 +158,7 @@ struct Rows {
   const bool* const* ok;  // each row's mask over the entries (null: every entry up to n)
   const int64_t* n;       // each row's entries: it sees entries 0 .. n - 1
   float* const* out;      // each row's output (d), zero on entry
+  int32_t* slots;         // scratch: count x whole, each masked row's visible entries
   int64_t count;
 };
 
@@ -167,8 +168,13 @@ struct Rows {
 constexpr int64_t TILE = 64;
 
 // softmax(q k^T * scale) v for each row, p: scratch of count x whole floats (whole: n rounded up to vectors).
-// A row's arithmetic is the same whatever rows share the call: its scores key by key (dots), its softmax, and
-// its sum of weighted values in entry order (a running sum kept in out between tiles, exact as a float).
+// A row's arithmetic is the same whatever rows share the call, and whatever entries its mask hides: its scores key
+// by key (dots); then the visible ones only, in order (a tree's row sees the cache, its ancestors and itself, with
+// its siblings' entries between them), so that its softmax's sums (lane by lane) and its sum of weighted values (a
+// running sum kept in out between tiles, even and odd entries apart) run over the same sequence, in the same lanes,
+// as the row of a chain or of AR's one-token pass that sees the same entries. Indexed by the entry's slot instead,
+// a hidden sibling moved the entries after it into other lanes: ~1e-6 apart from AR in float32, and a flipped
+// rounding of the 4-bit forward's 8-bit activations, which then differed by up to 1 in the logits.
 void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float scale, float* p, int64_t whole) {
   constexpr float none = -std::numeric_limits<float>::infinity();
   int64_t most = 0;
@@ -186,23 +192,33 @@ void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float
         for (int64_t a = 0; a < KEYS; ++a) key[a] = k + std::min(j + a, n - 1) * d;
         float s[KEYS];
         dots(r.q[i], key, d, s);
-        for (int64_t a = 0; a < KEYS && j + a < stop; ++a)
-          p[i * whole + j + a] = r.ok[i] && !r.ok[i][j + a] ? none : s[a] * scale;
+        for (int64_t a = 0; a < KEYS && j + a < stop; ++a) p[i * whole + j + a] = s[a] * scale;
       }
     }
   }
   std::vector<float> sums(r.count);
+  std::vector<int64_t> seen(r.count);  // each row's visible entries
+  int64_t widest = 0;
   for (int64_t i = 0; i < r.count; ++i) {
     float* pi = p + i * whole;
-    const int64_t n = r.n[i], vn = (n + VW - 1) / VW * VW;
+    int64_t n = r.n[i];
+    if (r.ok[i]) {  // the visible scores moved to the front, in order, and where each sits in the cache
+      int32_t* slots = r.slots + i * whole;
+      int64_t c = 0;
+      for (int64_t j = 0; j < n; ++j)
+        if (r.ok[i][j]) pi[c] = pi[j], slots[c++] = static_cast<int32_t>(j);
+      n = c;
+    }
+    seen[i] = n, widest = std::max(widest, n);
+    const int64_t vn = (n + VW - 1) / VW * VW;
     for (int64_t j = n; j < vn; ++j) pi[j] = none;
-    vec most = splat(none);  // a vector at a time (a maximum is exact in any order): one a score waited on the last
+    vec top_v = splat(none);  // a vector at a time (a maximum is exact in any order): one a score waited on the last
     for (int64_t j = 0; j < vn; j += VW) {
       const vec x = *(const vec*)(pi + j);
-      most = x > most ? x : most;
+      top_v = x > top_v ? x : top_v;
     }
     float top = none;
-    for (int l = 0; l < VW; ++l) top = std::max(top, most[l]);
+    for (int l = 0; l < VW; ++l) top = std::max(top, top_v[l]);
     vec sum{};  // lane by lane over the entries, then the lanes: one sum a vector would wait on the last
     if (top != none)
       for (int64_t j = 0; j < vn; j += VW) {
@@ -211,9 +227,10 @@ void attend_rows(const Rows& r, const float* k, const float* v, int64_t d, float
       }
     sums[i] = hsum(sum);  // 0: nothing to see, and the row stays zeros
   }
-  for (int64_t j0 = 0; j0 < most; j0 += TILE)
+  for (int64_t c0 = 0; c0 < widest; c0 += TILE)
     for (int64_t i = 0; i < r.count; ++i)
-      if (sums[i] > 0) weigh(p + i * whole, v, r.ok[i], j0, std::min(r.n[i], j0 + TILE), d, r.out[i]);
+      if (sums[i] > 0)
+        weigh(p + i * whole, v, r.ok[i] ? r.slots + i * whole : nullptr, c0, std::min(seen[i], c0 + TILE), d, r.out[i]);
   for (int64_t i = 0; i < r.count; ++i)
     if (sums[i] > 0)
       for (int64_t c = 0; c < d; ++c) r.out[i][c] /= sums[i];
@@ -237,8 +254,9 @@ struct Scratch {
   std::vector<const bool*> ok;
   std::vector<int64_t> n;
   std::vector<float*> out;
-  Scratch(int64_t rows, int64_t whole) : p(rows * whole), q(rows), ok(rows), n(rows), out(rows) {}
-  Rows rows(int64_t count) const { return Rows{q.data(), ok.data(), n.data(), out.data(), count}; }
+  std::vector<int32_t> slots;
+  Scratch(int64_t rows, int64_t whole) : p(rows * whole), q(rows), ok(rows), n(rows), out(rows), slots(rows * whole) {}
+  Rows rows(int64_t count) { return Rows{q.data(), ok.data(), n.data(), out.data(), slots.data(), count}; }
 };
 
 }  // namespace
