@@ -16,9 +16,10 @@ from pathlib import Path
 import torch
 
 from . import bench_batch, bench_report, methods
+from .core.targets import as_target
 from .costs import machine
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
-from .runner import Request, Runner
+from .runner import Prepared, Request, Runner
 from .serving.production import config as engine_config
 from .serving.production import workload
 from .tuning import presets
@@ -159,6 +160,8 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     target = runner.target(model)
     check_prompts(target, rows, options.max_new_tokens, options.chat)
     draft_model = runner.draft(draft, model) if draft else None
+    torch_ar = runner.torch_products(model)  # AR on torch's products: the kernel's own baseline, a row of its own
+    hf, hf_draft = _hf_models(runner, model, draft, draft_model, peers)
 
     def request(method: str, pairs, prompt: str) -> Request:
         d = draft if methods.needs_draft_model(method) else None
@@ -176,12 +179,15 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
                 t = runner.decode(request(method, pairs, row["prompt"]))
                 runs[name].append((row, bench_report.record(t)))
                 first.setdefault(method, (name, t))
+            if torch_ar is not None:
+                t = runner.decode(request("ar", [], row["prompt"]), prepared=Prepared(torch_ar, None, {}))
+                runs[bench_report.TORCH_AR].append((row, bench_report.record(t)))
             for name in peers:
-                runs[name].append((row, _hf_peer(name, target, draft_model, row["prompt"], options.sampling())))
+                runs[name].append((row, _hf_peer(name, hf, hf_draft, row["prompt"], options.sampling())))
     print(file=sys.stderr)
     found, sections = _engine_runs(engines, rows, options.sampling(), first)
     report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
-    report["differences"] = differences(target, runs, names)
+    report["differences"] = differences(target, {k: v for k, v in runs.items() if k != bench_report.TORCH_AR}, names)
     if options.batch:
         bench_batch.add(report, runner, names, rows, options, request, runs)
     if options.memory:  # the CLI's: the profiler counts every thread's allocations in the process
@@ -245,17 +251,31 @@ def differences(target, runs: dict, names: dict) -> list[dict]:
 
 @torch.inference_mode()
 def _top2_gap(target, ids: list[int]) -> float:
-    """The target's logit gap between its two likeliest next tokens after ids."""
-    logits = target.model(input_ids=torch.tensor([ids], device=target.model.device), logits_to_keep=1).logits
-    top = torch.topk(logits[0, -1].float(), 2).values
+    """The target's logit gap between its two likeliest next tokens after ids, from the forward every run decodes
+    with (either precision's)."""
+    decoder = as_target(target.decoder)
+    logits, _ = decoder.forward(decoder.new_cache(), ids, torch.arange(len(ids)), None, 1)
+    top = torch.topk(logits[-1].float(), 2).values
     return float(top[0] - top[1])
+
+
+def _hf_models(runner: Runner, model: str | None, draft: str | None, draft_model, peers) -> tuple:
+    """What Hugging Face's peers run: the target's float32 weights (a 4-bit target's float32 sibling: generate
+    has no 4-bit CPU path) and, for assisted generation, the draft made for them."""
+    if not peers:
+        return None, None
+    from .models import load_draft
+
+    hf = runner.float32(model)
+    same = hf is runner.target(model)
+    return hf, (draft_model if same else load_draft(draft, hf)) if draft and "hf_assisted" in peers else None
 
 
 def _header(target, draft, options: Options) -> dict:
     """What the numbers depend on: the machine, the models and the run's settings."""
     return {
         "created": time.strftime("%Y-%m-%d %H:%M"), "timed": bench_report.TIMED,
-        "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype},
+        "machine": {**machine.describe(), "device": target.device, "dtype": target.dtype, "weights": target.weights},
         "model": target.name, "draft": draft.name if draft else None,
         "max_new_tokens": options.max_new_tokens, "temperature": options.temperature, "seed": options.seed,
         "repeats": options.repeats, "prompt_file": options.prompts, "split": options.split,

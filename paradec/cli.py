@@ -53,6 +53,9 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
                    "trained:DIR, a hub id, a local path, or self:N (the target's first N layers)")
     p.add_argument("--device", default=None, help="cuda, mps or cpu (default: the best available)")
     p.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: by device)")
+    p.add_argument("--weights", default=None, choices=("q4", "f32"),
+                   help="the target's weights on a CPU: q4, a GGUF file's own 4-bit blocks (the default for the "
+                        "embedded model), or f32, dequantized to float32")
     p.add_argument("--no-chat", action="store_true", help="feed the prompt raw, without the chat template")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--preset", default=None, metavar="FILE",
@@ -113,6 +116,8 @@ def parser() -> argparse.ArgumentParser:
                    help="a production engine peer POST /engine may name (as bench --peers; repeatable)")
     s.add_argument("--device", default=None)
     s.add_argument("--dtype", default=None)
+    s.add_argument("--model-weights", default=None, choices=("q4", "f32"),
+                   help="the targets' weights on a CPU: q4 (the GGUF's own blocks; the embedded model's default), f32")
     s.add_argument("--ray", action="store_true", help="serve on Ray Serve: a local Ray started here "
                    "(needs requirements-ray.txt)")
     s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
@@ -232,7 +237,7 @@ def _bench(args) -> int:
     options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
                       args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit,
                       args.preset and shown(args.preset), args.memory, args.batch)
-    runner = Runner(args.device, args.dtype)
+    runner = Runner(args.device, args.dtype, weights=args.weights)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
     report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)
     if args.out:

@@ -46,7 +46,7 @@ def run_command(args) -> int:
             request.check()
         except methods.InputError as e:
             raise methods.InputError(f"prompt {n}: {e}" if len(requests) > 1 else str(e)) from None
-    runner = Runner(args.device, args.dtype)
+    runner = Runner(args.device, args.dtype, weights=args.weights)
     prepared = runner.prepare(requests[0])
     if methods.lossy(args.method, prepared.params):  # once what it runs on is loaded: an error says only the error
         print(f"paradec: warning: LOSSY: {methods.lossy(args.method, prepared.params)}", file=sys.stderr)

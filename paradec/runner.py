@@ -15,7 +15,7 @@ from functools import cached_property
 
 from . import methods, models
 from .core.steps import Step
-from .models import Loaded, lora
+from .models import Loaded, gguf, lora
 from .run import MAX_BATCH, check_pair, decode, decode_batch, resolve_params, validate
 from .serving.lanes import Lane, Turn
 from .traces.trace import Trace
@@ -38,6 +38,7 @@ class Request:
     draft: str | None = None  # a draft spec; None: the target's own default when the method needs one
     chat: bool = True
     model: str | None = None  # a target spec the runner has (or may load); None: its first
+    weights: str | None = None  # q4 or f32: refused unless the target was loaded so (None: as it was loaded)
 
     def check(self) -> dict:
         """Check everything that needs no model (the prompt, the sampling, the given parameters) and
@@ -76,10 +77,14 @@ class _Model:
 
 class Runner:
     def __init__(self, device: str | None = None, dtype: str | None = None, queue: int = 8,
-                 loaded: dict[str, Loaded] | None = None):
+                 loaded: dict[str, Loaded] | None = None, weights: str | None = None):
         """device, dtype: for targets loaded on demand (default: the best this machine has); queue:
-        runs that may wait per target behind the running one; loaded: targets already loaded, by spec."""
+        runs that may wait per target behind the running one; loaded: targets already loaded, by spec;
+        weights: q4 or f32 for targets loaded on demand (default: paradec.models.gguf.pick_weights's)."""
         self.device, self.dtype, self.queue = device, dtype, queue  # picked when a target loads
+        self.weights = weights
+        self._f32: dict[str, Loaded] = {}  # a 4-bit target's float32 sibling (bench's peers), by spec
+        self._torch: dict[str, Loaded | None] = {}  # bench's ar_torch targets, by spec
         self._models = {spec: _Model(t, queue) for spec, t in (loaded or {}).items()}
         self._lock = threading.Lock()  # loading: two sessions asking for one model load it once
 
@@ -120,6 +125,8 @@ class Runner:
         given = r.check()
         spec = models.draft_for(r.draft, r.model or self._first(), methods.needs_draft_model(r.method))
         target = self.target(r.model)
+        if r.weights and r.weights != target.weights:
+            raise methods.InputError(f"{target.name} runs on {target.weights} weights here, not {r.weights}")
         params = resolve_params(target, r.method, given)
         draft = self.draft(spec, r.model) if spec else None
         if draft is not None:
@@ -184,5 +191,26 @@ class Runner:
         if spec not in self._models:
             with self._lock:
                 if spec not in self._models:
-                    self._models[spec] = _Model(models.load(spec, self.device, self.dtype), self.queue)
+                    weights = gguf.pick_weights(spec, self.device, self.weights)
+                    self._models[spec] = _Model(models.load(spec, self.device, self.dtype, weights=weights),
+                                                self.queue)
         return self._models[spec]
+
+    def float32(self, spec: str | None = None) -> Loaded:
+        """The target with float32 weights: itself, or a 4-bit target's float32 sibling (loaded once; what
+        Hugging Face's peers run)."""
+        m, key = self._model(spec), spec or self._first()
+        with self._lock:
+            if key not in self._f32:
+                self._f32[key] = gguf.float32_sibling(m.loaded)
+            return self._f32[key]
+
+    def torch_products(self, spec: str | None = None) -> Loaded | None:
+        """The target in float32 decoded by paradec's forward with torch's matrix products instead of the kernel
+        (bench's ar_torch row: the baseline a slow kernel would otherwise hide behind), made once; None where
+        paradec's CPU forward does not run."""
+        base, key = self.float32(spec), spec or self._first()
+        with self._lock:
+            if key not in self._torch:
+                self._torch[key] = gguf.torch_products(base)
+            return self._torch[key]

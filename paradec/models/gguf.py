@@ -63,6 +63,29 @@ def load_q4(spec: str | None, device: str | None, dtype: str | None) -> Loaded:
                   weights="q4", source=spec)
 
 
+def float32_sibling(target: Loaded) -> Loaded:
+    """The float32 engine's copy of a 4-bit target (for what needs float32 weights: cllm's LoRA deltas merged into
+    them, bench's ar_torch), loaded from the same spec; a float32 target is its own."""
+    if target.weights != "q4":
+        return target
+    from . import load
+
+    return load(target.source, "cpu", "float32", weights="f32")
+
+
+def torch_products(base: Loaded) -> Loaded | None:
+    """A float32 target with paradec's CPU forward on torch's matrix products (no kernel), or None where that
+    forward does not run (another device, a model that is not Llama-family)."""
+    import dataclasses
+
+    from ..cpu.fast import FastTarget
+
+    if FastTarget.supports(base.model, base.device, base.dtype):
+        return None
+    return dataclasses.replace(base, fast=FastTarget(base.model, use_kernel=False),
+                               name=f"{base.name} (torch's products)")
+
+
 def tokenizer(path: Path, embedded: bool):
     """The file's tokenizer as transformers reads it from GGUF (~5 s); the embedded model's is saved once into
     paradec's cache and read from there afterwards (a quarter of a second)."""

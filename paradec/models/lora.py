@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from .. import methods
-from . import Loaded, ModelError, with_fast
+from . import Loaded, ModelError, gguf, with_fast
 
 WEIGHTS = "adapter.safetensors"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -83,11 +83,15 @@ def read(folder: Path) -> tuple[dict[str, tuple[torch.Tensor, torch.Tensor]], fl
 
 
 def merged(target: Loaded, folder: Path, label: str) -> Loaded:
-    """A separate copy of the target with W + scale * B A in place of every wrapped W."""
+    """A separate copy of the target with W + scale * B A in place of every wrapped W. Deltas merge into float32
+    weights: a 4-bit target's float32 sibling is loaded for them (paradec.models.gguf), and the copy says so."""
     try:
         deltas, scale = read(folder)
     except (FileNotFoundError, ValueError) as e:
         raise ModelError(str(e)) from None
+    if target.weights == "q4":
+        target = gguf.float32_sibling(target)
+        label = f"{label}, float32: its deltas merge into float32 weights"
     model = copy.deepcopy(target.model)  # the shared base model stays as it was loaded
     modules = dict(model.named_modules())
     with torch.no_grad():

@@ -29,6 +29,7 @@ from ray.exceptions import RayActorError
 from ray.serve.exceptions import BackPressureError, RequestCancelledError
 
 from .. import methods, models
+from ..models import gguf
 from ..run import OutOfMemory, validate
 from ..traces.trace import Trace
 from .lanes import QueueFull
@@ -49,7 +50,8 @@ class Decoder:
     """One model, loaded once per replica; one run at a time, as a lane of `paradec serve` runs it."""
 
     def __init__(self, spec: str, device: str | None, dtype: str | None, drafts: tuple = (), weights: tuple = ()):
-        self.service = Service({spec: models.load(spec, device, dtype)}, 0, tuple(drafts), tuple(weights))
+        loaded = models.load(spec, device, dtype, weights=gguf.pick_weights(spec, device, None))  # q4 on a CPU
+        self.service = Service({spec: loaded}, 0, tuple(drafts), tuple(weights))
         for d in drafts:
             self.service.runner.draft(d, spec)
 

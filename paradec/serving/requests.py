@@ -29,6 +29,7 @@ class _Method(BaseModel):
     params: dict[str, str | bool | int | float] = {}
     draft: str | None = None  # sps: self:N, trained (the embedded model's), or one named at start-up
     model: str | None = None  # which loaded target (default: the first)
+    weights: str | None = None  # q4 or f32: the target's weights as the run expects them (checked, never loaded)
     chat: bool = True
 
 

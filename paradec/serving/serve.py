@@ -36,6 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from .. import methods, models, runner
+from ..models import gguf
 from ..run import OutOfMemory, validate
 from ..traces.trace import Trace
 from .lanes import QueueFull
@@ -93,7 +94,7 @@ class Service:
 
     def _describe(self, spec: str) -> dict:
         t = self.runner.target(spec)
-        return {"spec": spec, "name": t.name, "device": t.device, "dtype": t.dtype,
+        return {"spec": spec, "name": t.name, "device": t.device, "dtype": t.dtype, "weights": t.weights,
                 "drafts": [d.name for d in self.runner.drafts(spec)]}
 
     def run(self, r: RunRequest, gone: Callable[[], bool] = lambda: False) -> tuple[Trace, dict]:
@@ -311,7 +312,9 @@ def serve_command(args) -> int:
         engines = tuple(engine_config.parse_all(args.engine))
     except engine_config.EngineError as e:
         raise methods.InputError(f"--engine: {e}") from None
-    targets = {spec: models.load(spec, args.device, args.dtype) for spec in args.model or [models.EMBEDDED]}
+    targets = {spec: models.load(spec, args.device, args.dtype,
+                                 weights=gguf.pick_weights(spec, args.device, args.model_weights))
+               for spec in args.model or [models.EMBEDDED]}
     service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights), engines)
     for target in service.runner.specs():
         for spec in args.draft:

@@ -68,7 +68,7 @@ def tune_command(args) -> int:
     _threads(args.threads)
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m in names))
     preset = preset_file.load(args.preset) if args.preset else None
-    runner = Runner(args.device, args.dtype)
+    runner = Runner(args.device, args.dtype, weights=args.weights)
     target = runner.target(args.model)  # loaded before the first run: loading is no method's time
     check_prompts(target, rows + held, args.max_new_tokens, not args.no_chat)  # not one bad row minutes in
     Tuner(runner, spec, state, args, preset).all(names, rows, held)
