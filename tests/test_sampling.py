@@ -26,6 +26,7 @@ from paradec.core.engine import decode
 from paradec.core.sampling import Sampler, residual
 from paradec.core.steps import Draft
 from paradec.core.verify import accept
+from paradec.cpu.quant import QuantModel
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 from paradec.drafters.pld import PromptLookup
@@ -33,6 +34,7 @@ from paradec.drafters.sps import SpeculativeSampling
 from paradec.drafters.subset import VocabSubset
 from paradec.models.draft_model import SubsetDraft
 
+from gguf_files import Logits, write
 from helpers import build, tiny_model
 from stats import ALPHA, chi2_sf, exact_joint, gof_pvalue, two_sample_pvalue
 
@@ -204,6 +206,12 @@ def pair():
 
 
 @pytest.fixture(scope="module")
+def quant(pair, tmp_path_factory):
+    """The target's GGUF file on the 4-bit engine (paradec.cpu.quant): its own distribution, tested the same way."""
+    return QuantModel(write(pair[0], tmp_path_factory.mktemp("q4") / "target.gguf"))
+
+
+@pytest.fixture(scope="module")
 def prompt(pair):
     """A prompt [a, b, c, a, b]: prompt lookup proposes c, a, b. Of a few seeded candidates,
     the one where the target gives c a probability nearest 1/2, so that both acceptance
@@ -267,12 +275,14 @@ def _drafter(method: str, draft):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("weights", ["f32", "q4"])
 @pytest.mark.parametrize("setting", SETTINGS)
 @pytest.mark.parametrize("method", ["sps", "sps-subset", "pld", "jacobi", "lookahead"])
-def test_first_two_tokens_match_autoregressive_sampling(pair, prompt, setting, method):
-    target, draft = pair
+def test_first_two_tokens_match_autoregressive_sampling(pair, quant, prompt, setting, method, weights):
+    target, draft = (pair[0], pair[1]) if weights == "f32" else (quant, pair[1])
     sampler, runs = SETTINGS[setting], RUNS[setting]
     make = _drafter(method, draft)
     counts, accepted = _first_two(target, make, prompt, sampler, runs, seed0=0)
     assert accepted > 0.05 * runs  # drafts were accepted often (and rejected: see the prompt fixture)
-    assert gof_pvalue(counts, exact_joint(target, prompt, sampler, 2)) > ALPHA, counts.most_common(8)
+    exact = exact_joint(target if weights == "f32" else Logits(target), prompt, sampler, 2)
+    assert gof_pvalue(counts, exact) > ALPHA, counts.most_common(8)

@@ -39,6 +39,7 @@ import paradec.core.engine as engine
 import paradec.core.verify as verify
 import paradec.drafters.draft_length as draft_length
 from paradec.core.sampling import Sampler
+from paradec.cpu.quant import QuantModel
 from paradec.drafters import eagle_head, early_exit
 from paradec.drafters.eagle import Eagle
 from paradec.drafters.early_exit import EarlyExit
@@ -46,6 +47,7 @@ from paradec.drafters.mirror import Mirror
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
 
+from gguf_files import Logits, write
 from helpers import build, tiny_model
 from stats import ALPHA, exact_marginals, marginals_pvalue
 
@@ -67,24 +69,25 @@ def build_target():
     return model
 
 
-def build_drafters(target, folder: Path) -> dict:
+def build_drafters(model, target, folder: Path) -> dict:
     """A draft close to the target (its LM head perturbed: accepted often, rejected sometimes), shared by sps
     and mirror; EAGLE's default-initialised head (its guesses pass the target's feature through, often
     accepted); an early-exit adapter at layer 1 that has learnt the target's last layer but for a little
-    noise, scoring 9 of the 12 tokens (q is zero on 3 that p draws: only the residual reaches them)."""
-    draft = copy.deepcopy(target)
+    noise, scoring 9 of the 12 tokens (q is zero on 3 that p draws: only the residual reaches them).
+    model: the tiny model they are made from; target: what they read (it, or its 4-bit engine)."""
+    draft = copy.deepcopy(model)
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         draft.lm_head.weight.add_(torch.randn(draft.lm_head.weight.shape, generator=gen) * 0.1)
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        head = eagle_head.EagleHead(target.config, 1, None)
-        adapter = early_exit.Adapter(target.config, 1, torch.arange(9))
-    adapter.layer.load_state_dict(target.model.layers[1].state_dict())  # a copy: the shared layer stays as it is
+        head = eagle_head.EagleHead(model.config, 1, None)
+        adapter = early_exit.Adapter(model.config, 1, torch.arange(9))
+    adapter.layer.load_state_dict(model.model.layers[1].state_dict())  # a copy: the shared layer stays as it is
     with torch.no_grad():
         for weight in adapter.layer.parameters():
             weight.add_(torch.randn(weight.shape, generator=gen) * 0.02)
-    eagle_head.save(head, folder / "eagle", target.config, {"test": True})
+    eagle_head.save(head, folder / "eagle", model.config, {"test": True})
     early_exit.save(adapter, folder / "early_exit", {"test": True})
     heads = {"eagle": str(folder / "eagle"), "early_exit": str(folder / "early_exit")}
     return {"sps": lambda: build(SpeculativeSampling, draft, k=2, draft_length="fixed"),
@@ -121,18 +124,26 @@ def covered(seen: dict[str, float]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def target():
+def model():
     return build_target()
+
+
+@pytest.fixture(scope="module", params=["f32", "q4"])
+def target(request, model, tmp_path_factory):
+    """What decodes: the tiny model in float32, or its GGUF file on the 4-bit engine (paradec.cpu.quant)."""
+    if request.param == "f32":
+        return model
+    return QuantModel(write(model, tmp_path_factory.mktemp("q4") / "tiny.gguf"))
 
 
 @pytest.fixture(scope="module")
 def exact(target):
-    return exact_marginals(target, PROMPT, SAMPLER, LENGTH)
+    return exact_marginals(target if isinstance(target, torch.nn.Module) else Logits(target), PROMPT, SAMPLER, LENGTH)
 
 
 @pytest.fixture(scope="module")
-def drafters(target, tmp_path_factory):
-    return build_drafters(target, tmp_path_factory.mktemp("drafters"))
+def drafters(model, target, tmp_path_factory):
+    return build_drafters(model, target, tmp_path_factory.mktemp("drafters"))
 
 
 @pytest.mark.parametrize("method", RUNS)

@@ -130,6 +130,16 @@ class QuantModel:
     def dtype(self) -> torch.dtype:
         return torch.float32  # the activations', the KV cache's and a drafter's own modules'
 
+    # A target as the verifier runs it (paradec.core.targets): its forward's.
+    def new_cache(self, batch: int = 1):
+        return self.target.new_cache(batch)
+
+    def forward(self, *args, **kw):
+        return self.target.forward(*args, **kw)
+
+    def forward_many(self, *args, **kw):
+        return self.target.forward_many(*args, **kw)
+
     # The drafters' interface (paradec.cpu.view).
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
         return self.target.embed(ids)
