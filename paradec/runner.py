@@ -191,7 +191,7 @@ class Runner:
         if spec not in self._models:
             with self._lock:
                 if spec not in self._models:
-                    weights = gguf.pick_weights(spec, self.device, self.weights)
+                    weights = gguf.pick_weights(spec, self.device, self.weights, self.dtype)
                     self._models[spec] = _Model(models.load(spec, self.device, self.dtype, weights=weights),
                                                 self.queue)
         return self._models[spec]

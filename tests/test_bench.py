@@ -19,7 +19,7 @@ ROWS = [
     {"turns": ["one two one two one two", "a second turn nobody reads"], "category": "copy", "question_id": 5},
     {"prompt": "hello there", "category": "chat"},
 ]
-METHODS = ["ar", "pld", "sps", "hf_generate", "hf_prompt_lookup", "hf_assisted"]
+METHODS = ["ar", "pld", "sps", "ar_torch", "hf_generate", "hf_prompt_lookup", "hf_assisted"]
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,12 @@ def test_report_schema(results, tiny_dir):
     for name in ("pld", "sps"):  # greedy in float32: exactly AR's tokens
         assert report["methods"][name]["identical_runs"] == 6
     assert report["methods"]["hf_generate"]["tau"] is None  # generate reports no forward count
+    torch_ar = report["methods"]["ar_torch"]  # AR on torch's products: the kernel's baseline, its own row
+    assert torch_ar["tau"] == 1.0 and torch_ar["runs"] == 6 and torch_ar["identical_runs"] >= 0
+    fastest = bench_report.fastest_ar(report)
+    assert fastest in ("ar", "ar_torch")
+    assert bench_report.speedup_over_fastest_ar(report, fastest) == pytest.approx(1.0, abs=2e-3)
+    assert bench_report.speedup_over_fastest_ar(report, "sps") <= report["methods"]["sps"]["speedup"] + 1e-3
     depths = [row[0] for row in sps["acceptance_by_position"]]
     assert depths == list(range(1, len(depths) + 1)) and depths
     assert all(0 <= share <= 1 and reached <= drafted for _, drafted, reached, share in sps["acceptance_by_position"])

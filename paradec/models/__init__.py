@@ -121,7 +121,7 @@ def load(spec: str | None = None, device: str | None = None, dtype: str | None =
 
     from . import gguf
 
-    if gguf.pick_weights(spec, device, weights) == "q4":
+    if gguf.pick_weights(spec, device, weights, dtype) == "q4":
         return gguf.load_q4(spec, device, dtype)
 
     device = pick_device(device)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..cache import cache_dir
 from ..drafters.base import first_line
-from . import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE, Loaded, ModelError, pick_device
+from . import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE, Loaded, ModelError, pick_device, pick_dtype
 
 WEIGHTS = ("q4", "f32")
 
@@ -30,18 +30,18 @@ def gguf_file(spec: str | None) -> Path | None:
     return path if spec.endswith(".gguf") and path.is_file() else None
 
 
-def pick_weights(spec: str | None, device: str | None, weights: str | None) -> str:
-    """The weights a target loads with: those asked for (q4 or f32), else q4 where it runs (a GGUF on the CPU with
-    paradec's kernel built), else f32."""
+def pick_weights(spec: str | None, device: str | None, weights: str | None, dtype: str | None = None) -> str:
+    """The weights a target loads with: those asked for (q4 or f32), else q4 where it runs (a GGUF on the CPU in
+    float32 with paradec's kernel built), else f32."""
     if weights:
         if weights not in WEIGHTS:
             raise ModelError(f"unknown weights {weights!r} (choose from {', '.join(WEIGHTS)})")
         return weights
     from ..cpu import kernels
 
-    if pick_device(device) != "cpu" or gguf_file(spec) is None or kernels.kernel() is None:
+    if pick_device(device) != "cpu" or dtype not in (None, "float32") or gguf_file(spec) is None:
         return "f32"
-    return "q4"
+    return "q4" if kernels.kernel() is not None else "f32"
 
 
 def load_q4(spec: str | None, device: str | None, dtype: str | None) -> Loaded:
@@ -49,7 +49,7 @@ def load_q4(spec: str | None, device: str | None, dtype: str | None) -> Loaded:
     from ..cpu.quant import QuantModel
 
     spec = spec or EMBEDDED
-    if pick_device(device) != "cpu" or dtype not in (None, "float32"):
+    if pick_device(device) != "cpu" or pick_dtype("cpu", dtype) != "float32":
         raise ModelError(f"the 4-bit engine runs on the CPU in float32 (not {device} {dtype}): use --weights f32")
     path = gguf_file(spec)
     if path is None:

@@ -50,7 +50,7 @@ class Decoder:
     """One model, loaded once per replica; one run at a time, as a lane of `paradec serve` runs it."""
 
     def __init__(self, spec: str, device: str | None, dtype: str | None, drafts: tuple = (), weights: tuple = ()):
-        loaded = models.load(spec, device, dtype, weights=gguf.pick_weights(spec, device, None))  # q4 on a CPU
+        loaded = models.load(spec, device, dtype, weights=gguf.pick_weights(spec, device, None, dtype))  # q4 on a CPU
         self.service = Service({spec: loaded}, 0, tuple(drafts), tuple(weights))
         for d in drafts:
             self.service.runner.draft(d, spec)

@@ -313,7 +313,7 @@ def serve_command(args) -> int:
     except engine_config.EngineError as e:
         raise methods.InputError(f"--engine: {e}") from None
     targets = {spec: models.load(spec, args.device, args.dtype,
-                                 weights=gguf.pick_weights(spec, args.device, args.model_weights))
+                                 weights=gguf.pick_weights(spec, args.device, args.model_weights, args.dtype))
                for spec in args.model or [models.EMBEDDED]}
     service = Service(targets, args.queue, tuple(args.draft), tuple(args.weights), engines)
     for target in service.runner.specs():
