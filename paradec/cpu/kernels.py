@@ -1,6 +1,8 @@
 """paradec's CPU extension for the few rows a decode step feeds (paradec/cpu/csrc): the matrix products
-(small_gemm.cpp), the rest of a decoder layer (layer.cpp: norm, rotary and cache write, attention, SiLU-gate) and
+(small_gemm.cpp, its arithmetic in gemm_math.h), the 4-bit products over a GGUF file's blocks (quant.cpp,
+quant_math.h), the rest of a decoder layer (layer.cpp: norm, rotary and cache write, attention, SiLU-gate) and
 batched decoding's attention step for several sequences (batch.cpp; their shared arithmetic in layer_math.h).
+selftest.cpp checks the arithmetic headers without Python, on any platform gcc targets.
 
 Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, ~65 s on 2 cores) into
 paradec's cache folder, keyed by the sources, torch's version and the CPU, then loaded in a second.
@@ -23,6 +25,7 @@ from pathlib import Path
 
 CSRC = Path(__file__).parent / "csrc"
 SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "batch.cpp", "quant.cpp", "module.cpp")]
+HEADERS = [CSRC / name for name in ("ops.h", "vec.h", "gemm_math.h", "layer_math.h", "quant_math.h")]
 # -fopenmp: torch's parallel_for is inline, so it runs on torch's threads only when the kernel is compiled with
 # OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.
 BUILDS = (("", ["-O3", "-march=native", "-fopenmp"], ["-fopenmp"]), ("_serial", ["-O3", "-march=native"], []))
@@ -57,7 +60,7 @@ def _cpu() -> str:
 def _name() -> str:
     import torch
 
-    sources = b"".join(p.read_bytes() for p in [*SOURCES, CSRC / "ops.h", CSRC / "layer_math.h", CSRC / "quant_math.h"])
+    sources = b"".join(p.read_bytes() for p in [*SOURCES, *HEADERS])
     # The folder too: torch's builder rebuilds when the same name's sources sit at other paths, so two clones on
     # one machine (a fresh-clone test beside a working tree) rebuilt each other's kernel, a minute each time.
     key = sources + str(CSRC).encode() + torch.__version__.encode() + _cpu().encode() + repr(BUILDS).encode()

@@ -1,6 +1,9 @@
 // Batched decoding's attention step (paradec/cpu/batch.py): every sequence's rows of one pass in one call a
 // layer, each sequence on its own cache, with the arithmetic of layer.cpp's rope_qkv and attention.
+#include <ATen/Parallel.h>
+
 #include "layer_math.h"
+#include "ops.h"
 
 // Batched decoding's attention step: several sequences' rows of one pass, each sequence on its own cache, in one
 // call a layer (a call for each sequence, twice a layer: with their Python, 15 % of AR's decode step at batch 8).

@@ -8,7 +8,10 @@
 // share the reading of the cache, not their sums), so a token gets the same bits in AR's 1-row pass as in a
 // verify pass, as with the products. Attention's first version, a row at a time with its sums on the stack,
 // cost 9.7 ms of an 8-token pass (30 layers, 330 entries), 2.4 ms of a 1-token one; now 7.2 and 1.7.
+#include <ATen/Parallel.h>
+
 #include "layer_math.h"
+#include "ops.h"
 
 // x (R, H) -> weight * (x / sqrt(mean(x^2) + eps)), row by row.
 at::Tensor rmsnorm(at::Tensor x, at::Tensor weight, double eps) {

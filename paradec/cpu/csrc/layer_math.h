@@ -1,16 +1,16 @@
 // The arithmetic that layer.cpp's steps and batch.cpp's share: vector sums in a fixed order, e^x, the rotary
 // rotation, and attention over a cache for a run of rows (see layer.cpp for why each is written so).
 #pragma once
-#include <ATen/Parallel.h>
-
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "ops.h"
+#include "vec.h"
 
 namespace {
 
@@ -58,11 +58,6 @@ inline void rotate(const float* x, const float* c, const float* s, float* out, i
   const int64_t half = d / 2;
   for (int64_t i = 0; i < half; ++i) out[i] = x[i] * c[i] - x[i + half] * s[i];
   for (int64_t i = half; i < d; ++i) out[i] = x[i] * c[i] + x[i - half] * s[i];
-}
-
-void check(const at::Tensor& t, int64_t dim, const char* what) {
-  TORCH_CHECK(t.dim() == dim && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.is_contiguous(),
-              what, ": a contiguous ", dim, "-D float32 CPU tensor");
 }
 
 // KEYS keys' dot products with q at once, each its own sum in d order, lane by lane, then its lanes (lanes8).

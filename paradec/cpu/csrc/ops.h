@@ -12,16 +12,14 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
-// The machine's own vector width: a wider generic vector than the registers is split by the compiler into
-// pieces that spill (a 16-float vector on AVX2 ran 10x slower than torch's GEMM).
-#if defined(__AVX512F__)
-constexpr int VW = 16;
-#elif defined(__AVX__)
-constexpr int VW = 8;
-#else
-constexpr int VW = 4;  // SSE, NEON
-#endif
-typedef float vec __attribute__((vector_size(VW * 4), aligned(4)));
+#include "vec.h"
+
+
+// A tensor as the extension's loops read it, or an error naming what it should be.
+inline void check(const at::Tensor& t, int64_t dim, const char* what) {
+  TORCH_CHECK(t.dim() == dim && t.scalar_type() == at::kFloat && t.device().is_cpu() && t.is_contiguous(),
+              what, ": a contiguous ", dim, "-D float32 CPU tensor");
+}
 
 // small_gemm.cpp: the products.
 at::Tensor pack(at::Tensor w, bool half);

@@ -99,9 +99,11 @@ at::Tensor quant_select(at::Tensor packed, int64_t type, int64_t N, int64_t K, a
       const uint8_t* s = src + is[i] / quant::COLS * pb;
       uint8_t* t = dst + i / quant::COLS * pb;
       for (int64_t b = 0; b < B; ++b) {
-        for (int64_t g = 0; g < groups; ++g) std::memcpy(t + b * cb + 64 * g + 4 * c, s + b * cb + 64 * g + 4 * from, 4);
+        for (int64_t g = 0; g < groups; ++g)  // a column's 4 bytes in each 64-byte group
+          std::memcpy(t + b * cb + 64 * g + 4 * c, s + b * cb + 64 * g + 4 * from, 4);
+        const int64_t scales = B * cb + b * sb;  // a block's scales (d, then Q4_1's m), 2 bytes a column
         for (int64_t h = 0; h < halves; ++h)
-          std::memcpy(t + B * cb + b * sb + h * 2 * quant::COLS + 2 * c, s + B * cb + b * sb + h * 2 * quant::COLS + 2 * from, 2);
+          std::memcpy(t + scales + h * 2 * quant::COLS + 2 * c, s + scales + h * 2 * quant::COLS + 2 * from, 2);
       }
     }
   });

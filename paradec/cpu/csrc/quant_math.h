@@ -198,7 +198,8 @@ void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* 
       for (int g = 0; g < 8; ++g) {
         const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(c + 64 * g), flip);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) is[r] = _mm512_dpbusd_epi32(is[r], w, _mm512_set1_epi32(load4(x + r * a.K + 4 * g)));
+        for (int r = 0; r < R; ++r)
+          is[r] = _mm512_dpbusd_epi32(is[r], w, _mm512_set1_epi32(load4(x + r * a.K + 4 * g)));
       }
     }
     const uint8_t* sc = scales + b * scale_bytes(TYPE);

@@ -1,18 +1,24 @@
-// The 4-bit kernel's arithmetic checked without Python or torch, on whatever platform it is compiled for (make
-// test cross-compiles it for aarch64 and runs it under qemu):
+// The CPU kernel's arithmetic checked without Python or torch, on whatever platform it is compiled for (make test
+// cross-compiles it for aarch64 and runs it under qemu):
 //   g++ -O2 -std=c++17 [-march=...] paradec/cpu/csrc/selftest.cpp -o selftest && ./selftest
+// The 4-bit products (quant_math.h):
 // 1. repacking keeps every weight: a packed row dequantizes to the file's block values;
 // 2. the integer sums are right: each output equals the sum, in double, of the dequantized weights times the
 //    quantized activations, to float rounding; and the float product of the file's weights and the activations
 //    within what 8-bit activations lose;
 // 3. batch invariance: a row's outputs have the same bits alone and among 2, 8, 17 and 64 rows, at every place in
 //    the pass, and with the columns split among threads at any panel.
-// Prints one line per check and exits 1 on the first failure.
+// The float32 products (gemm_math.h): near a double product, and a row's bits whatever rows share the pass.
+// Attention (layer_math.h): a tree's row, its siblings' entries hidden between it and its ancestors, has the bits
+// of the row of a chain that sees the same entries, and a row's bits do not depend on the rows beside it.
+// Prints one line per check; exits 1 if any failed.
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "gemm_math.h"
+#include "layer_math.h"
 #include "quant_math.h"
 
 namespace {
@@ -77,13 +83,13 @@ Quantized quantize(const std::vector<float>& x, int64_t M, int64_t K) {
   return out;
 }
 
-std::vector<float> product(int type, const std::vector<float>& x, int64_t M, int64_t K, const std::vector<uint8_t>& packed,
-                           int64_t N, int64_t split) {
+std::vector<float> product(int type, const std::vector<float>& x, int64_t M, int64_t K,
+                           const std::vector<uint8_t>& packed, int64_t N, int64_t split) {
   const Quantized qx = quantize(x, M, K);
   std::vector<float> y(M * N);
   const int64_t P = quant::panels(N);
-  for (int64_t p0 = 0; p0 < P; p0 += split) quant::gemm(type, qx.acts(K), M, packed.data(), N, p0, std::min(P, p0 + split),
-                                                         y.data(), nullptr);
+  for (int64_t p0 = 0; p0 < P; p0 += split)
+    quant::gemm(type, qx.acts(K), M, packed.data(), N, p0, std::min(P, p0 + split), y.data(), nullptr);
   return y;
 }
 
@@ -135,14 +141,106 @@ void check(int type, int64_t N, int64_t K, std::mt19937& gen) {
               failures ? "FAIL" : "ok", type, static_cast<long>(N), static_cast<long>(K), worst, worst_float);
 }
 
+// The float32 products: W (N, K) packed as small_gemm.cpp packs it, then rows() panel by panel.
+void check_float(int64_t N, int64_t K, std::mt19937& gen) {
+  std::normal_distribution<float> normal;
+  const int64_t panels = (N + P - 1) / P, M = 64;
+  std::vector<float> w(N * K), packed(panels * K * P, 0.0f), x(M * K);
+  for (float& v : w) v = normal(gen);
+  for (float& v : x) v = normal(gen);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) packed[(n / P * K + k) * P + n % P] = w[n * K + k];
+  auto product = [&](const float* xs, int64_t rows_) {
+    std::vector<float> y(rows_ * N), acc(rows_ * P);
+    for (int64_t p = 0; p < panels; ++p)
+      rows(xs, rows_, K, &packed[p * K * P], &y[p * P], N, std::min<int64_t>(P, N - p * P), acc.data(), nullptr,
+           nullptr);
+    return y;
+  };
+  const std::vector<float> y = product(x.data(), M);
+  double worst = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double exact = 0, scale = 0;
+      for (int64_t k = 0; k < K; ++k)
+        exact += double(w[n * K + k]) * x[m * K + k], scale += std::fabs(w[n * K + k] * x[m * K + k]);
+      worst = std::max(worst, std::fabs(y[m * N + n] - exact) / scale);
+    }
+  bool invariant = true;
+  for (const int64_t m : {1, 2, 8, 17, 64})
+    for (const int64_t first : {int64_t{0}, M - m}) {
+      const std::vector<float> part = product(&x[first * K], m);
+      invariant &= std::memcmp(part.data(), &y[first * N], m * N * sizeof(float)) == 0;
+    }
+  expect(worst < 1e-5, "the float32 product (vs double)", 0, N, K);
+  expect(invariant, "a float32 row's bits whatever rows share the pass", 0, N, K);
+  std::printf("%s float32 N %ld K %ld: relative error %.1e\n", worst < 1e-5 && invariant ? "ok" : "FAIL",
+              static_cast<long>(N), static_cast<long>(K), worst);
+}
+
+// Attention over a cache of `cached` entries and a pass of a pending token, two siblings under it and a child of
+// the second sibling: each node's row against the same row in a chain (its ancestors' entries only, in order).
+void check_attention(int64_t cached, int64_t d, std::mt19937& gen) {
+  std::normal_distribution<float> normal;
+  const int64_t n = cached + 4, whole = (n + VW - 1) / VW * VW;
+  std::vector<float> k(n * d), v(n * d), q(4 * d);
+  for (float& x : k) x = normal(gen);
+  for (float& x : v) x = normal(gen);
+  for (float& x : q) x = normal(gen);
+  const int parents[4] = {-1, 0, 0, 2};
+  bool ok_mask[4][64 + 8] = {};
+  for (int i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < cached; ++j) ok_mask[i][j] = true;
+    for (int a = i; a >= 0; a = parents[a]) ok_mask[i][cached + a] = true;
+  }
+  auto attend = [&](int64_t count, const float* const* qs, const bool* const* oks, const int64_t* ns,
+                    const float* ks, const float* vs) {
+    std::vector<float> out(count * d, 0.0f), p(count * whole);
+    std::vector<float*> outs(count);
+    std::vector<int32_t> slots(count * whole);
+    for (int64_t i = 0; i < count; ++i) outs[i] = &out[i * d];
+    attend_rows(Rows{qs, oks, ns, outs.data(), slots.data(), count}, ks, vs, d, 0.125f, p.data(), whole);
+    return out;
+  };
+  const float* qs[4] = {&q[0], &q[d], &q[2 * d], &q[3 * d]};
+  const bool* oks[4] = {ok_mask[0], ok_mask[1], ok_mask[2], ok_mask[3]};
+  const int64_t ns[4] = {n, n, n, n};
+  const std::vector<float> tree = attend(4, qs, oks, ns, k.data(), v.data());
+  bool same = true;
+  for (int i = 0; i < 4; ++i) {  // the chain: the cache, then the node's ancestors' entries and its own
+    std::vector<float> ck(k.begin(), k.begin() + cached * d), cv(v.begin(), v.begin() + cached * d);
+    std::vector<int> path;
+    for (int a = i; a >= 0; a = parents[a]) path.insert(path.begin(), a);
+    for (const int a : path) {
+      ck.insert(ck.end(), &k[(cached + a) * d], &k[(cached + a + 1) * d]);
+      cv.insert(cv.end(), &v[(cached + a) * d], &v[(cached + a + 1) * d]);
+    }
+    const float* cq[1] = {qs[i]};
+    const bool* none[1] = {nullptr};
+    const int64_t cn[1] = {static_cast<int64_t>(cached + path.size())};
+    const std::vector<float> chain = attend(1, cq, none, cn, ck.data(), cv.data());
+    same &= std::memcmp(chain.data(), &tree[i * d], d * sizeof(float)) == 0;
+    const std::vector<float> alone = attend(1, qs + i, oks + i, ns + i, k.data(), v.data());
+    same &= std::memcmp(alone.data(), &tree[i * d], d * sizeof(float)) == 0;
+  }
+  expect(same, "a tree's row has its chain's bits, alone or beside its siblings", 0, cached, d);
+  std::printf("%s attention after %ld entries, head size %ld\n", same ? "ok" : "FAIL", static_cast<long>(cached),
+              static_cast<long>(d));
+}
+
 }  // namespace
 
 int main() {
   std::mt19937 gen(1234);
-  std::printf("paradec 4-bit kernel self-test, path %s, %d rows a block\n", quant::PATH, quant::MAX_ROWS);
+  std::printf("paradec CPU kernel self-test: 4-bit path %s (%d rows a block), float32 vectors of %d\n", quant::PATH,
+              quant::MAX_ROWS, VW);
   for (const int type : {quant::Q4_1, quant::Q8_0})
     for (const auto& shape : {std::pair<int64_t, int64_t>{37, 64}, {16, 32}, {100, 576}, {45, 1536}})
       check(type, shape.first, shape.second, gen);
+  for (const auto& shape : {std::pair<int64_t, int64_t>{37, 64}, {100, 576}})
+    check_float(shape.first, shape.second, gen);
+  for (const int64_t cached : {5, 60, 64})
+    check_attention(cached, 64, gen);
   std::printf(failures ? "self-test FAILED\n" : "self-test passed\n");
   return failures ? 1 : 0;
 }
