@@ -174,8 +174,9 @@ inline f32x16 halves(const uint8_t* p) { return (f32x16)_mm512_cvtph_ps(_mm256_l
 
 // R rows of a (rows m0 ..) times one panel -> acc (R x 16 columns).
 template <int R, int TYPE>
-void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, f32x16* acc) {
+void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, f32x16* out) {
   const __m512i low = _mm512_set1_epi8(0x0F), flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  f32x16 acc[R];  // in registers: out may alias the codes' bytes as far as the compiler knows
   for (int r = 0; r < R; ++r) acc[r] = f32x16{};
   for (int64_t b = 0; b < a.B; ++b) {
     __m512i is[R];
@@ -216,6 +217,7 @@ void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* 
       }
     }
   }
+  for (int r = 0; r < R; ++r) out[r] = acc[r];
 }
 
 #elif defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
@@ -234,8 +236,9 @@ inline __m256i dot4(__m256i acc, __m256i w, __m256i x) {
 
 // Half h of a panel (columns 8 h .. 8 h + 7: bytes 32 h .. 32 h + 31 of each 64-byte group).
 template <int R, int TYPE>
-void half_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, int h, f32x8* acc) {
+void half_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, int h, f32x8* out) {
   const __m256i low = _mm256_set1_epi8(0x0F);
+  f32x8 acc[R];  // in registers: out may alias the codes' bytes as far as the compiler knows
   for (int r = 0; r < R; ++r) acc[r] = f32x8{};
   for (int64_t b = 0; b < a.B; ++b) {
     __m256i is[R];
@@ -288,6 +291,7 @@ void half_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* s
       for (int r = 0; r < R; ++r) acc[r] = step(acc[r], d, a.d[at + r * a.B], (f32x8)_mm256_cvtepi32_ps(is[r]));
     }
   }
+  for (int r = 0; r < R; ++r) out[r] = acc[r];
 }
 
 template <int R, int TYPE>
@@ -322,7 +326,8 @@ inline void dot4(i32x16& acc, const i32x16& w, const int8_t* x, bool sign) {
 }
 
 template <int R, int TYPE>
-void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, f32x16* acc) {
+void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* scales, f32x16* out) {
+  f32x16 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = f32x16{};
   for (int64_t b = 0; b < a.B; ++b) {
     i32x16 is[R] = {};
@@ -349,6 +354,7 @@ void panel_rows(const Acts& a, int64_t m0, const uint8_t* codes, const uint8_t* 
                             : step(acc[r], d, a.d[at + r * a.B], fs);
     }
   }
+  for (int r = 0; r < R; ++r) out[r] = acc[r];
 }
 #endif
 
