@@ -174,3 +174,21 @@ def test_the_float32_forward_keeps_a_trees_node_exact_too(tiny):
     allowed[:, p:] = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 0, 1]], dtype=torch.bool)
     tree = _pass(fast, cache, [10, 99, 11], allowed, torch.tensor([p, p + 1, p + 1]))
     assert torch.equal(tree[[0, 2]], chain)
+
+
+def test_a_request_for_other_weights_is_refused_before_it_runs(tiny_loaded):
+    from paradec.methods import InputError
+    from paradec.runner import Request, Runner
+
+    runner = Runner(loaded={"tiny": tiny_loaded})
+    with pytest.raises(InputError, match="runs on f32 weights here, not q4"):
+        runner.prepare(Request("ar", "Hi", model="tiny", weights="q4"))
+    assert runner.prepare(Request("ar", "Hi", model="tiny", weights="f32")).target is tiny_loaded
+
+
+def test_the_weights_switch_is_checked_in_one_line(capsys):
+    from paradec.cli import main
+
+    assert main(["run", "--method", "ar", "--prompt", "Hi", "--weights", "q3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--weights" in err[0] and "q4" in err[0]

@@ -16,15 +16,19 @@ N = 32
 PROMPTS = {"question": "Explain in detail how a bicycle works.",
            "code edit": "Rename the variable x to count:\ndef tally(items):\n    x = 0\n    for item in items:\n"
                         "        x += 1\n    return x\n"}
-LOSSLESS = ["pld", "sps", "jacobi", "lookahead", "medusa", "eagle", "eagle2", "eagle3", "early_exit", "mirror"]
+LOSSLESS = ["pld", "sps", "sps self:6", "jacobi", "lookahead", "medusa", "eagle", "eagle2", "eagle3", "early_exit",
+            "mirror"]
 
 
 @pytest.fixture(scope="module")
 def runs(embedded_q4):
-    draft = load_draft("trained", embedded_q4)
+    """Each method's run; sps and mirror with the trained draft (its own layers, the target's 4-bit embedding and
+    LM-head rows), "sps self:6" with the target's first 6 layers (the same packed weights)."""
+    drafts = {"sps": load_draft("trained", embedded_q4), "mirror": load_draft("trained", embedded_q4),
+              "sps self:6": load_draft("self:6", embedded_q4)}
     out = {}
     for name, prompt in PROMPTS.items():
-        out[name] = {m: run(embedded_q4, m, prompt, max_new_tokens=N, draft=draft if m in ("sps", "mirror") else None)
+        out[name] = {m: run(embedded_q4, m.split()[0], prompt, max_new_tokens=N, draft=drafts.get(m))
                      for m in ["ar", *LOSSLESS]}
     return out
 
