@@ -126,6 +126,16 @@ def test_the_forward_is_batch_invariant_end_to_end(tiny):
         assert torch.equal(logits, alone[:m])
 
 
+def test_a_prompts_rows_have_the_same_bits_however_the_pass_is_cut(tiny):
+    """AR's first pass is the prompt, a method's may be the prompt and its first draft (over 64 rows): each row's
+    logits are the same either way, and fed in pieces."""
+    target = tiny[1].target
+    ids = [(5 * i + 1) % 128 for i in range(80)]
+    whole = _pass(target, target.new_cache(), ids)
+    cache = target.new_cache()
+    assert torch.equal(torch.cat([_pass(target, cache, ids[:64]), _pass(target, cache, ids[64:])]), whole)
+
+
 def test_a_lossless_method_gives_ars_tokens(tiny):
     target = tiny[1].target
     prompt = [3, 1, 4, 1, 5, 9, 2, 6, 3, 1, 4, 1]  # repeats: prompt lookup has n-grams to copy

@@ -15,7 +15,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 N = 32
 PROMPTS = {"question": "Explain in detail how a bicycle works.",
            "code edit": "Rename the variable x to count:\ndef tally(items):\n    x = 0\n    for item in items:\n"
-                        "        x += 1\n    return x\n"}
+                        "        x += 1\n    return x\n",
+           # over 64 tokens, and prompt lookup drafts on its first step: a first pass of more rows than AR's
+           "long": "Repeat this list twice, then say which item comes third: " + ", ".join(
+               ["apple", "pear", "plum", "fig", "kiwi", "lime", "date", "grape"] * 4)}
 LOSSLESS = ["pld", "sps", "sps self:6", "jacobi", "lookahead", "medusa", "eagle", "eagle2", "eagle3", "early_exit",
             "mirror"]
 

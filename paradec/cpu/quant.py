@@ -13,7 +13,6 @@ settings, and the narrow interface drafters read (paradec.cpu.view: embed, head,
 from __future__ import annotations
 
 import copy
-import time
 
 import numpy as np
 import torch
@@ -108,7 +107,6 @@ class QuantModel:
     weights = "q4"
 
     def __init__(self, path):
-        t0 = time.perf_counter()
         kernel = kernels.kernel()
         if kernel is None:
             raise ValueError(f"the 4-bit engine needs paradec's C++ kernel, which cannot be built here: "
@@ -119,8 +117,6 @@ class QuantModel:
         self.generation_config = GenerationConfig(bos_token_id=f.config.bos_token_id,
                                                   eos_token_id=f.config.eos_token_id,
                                                   pad_token_id=f.config.pad_token_id)
-        self.path = f.path
-        self.load_s = time.perf_counter() - t0
 
     @property
     def device(self) -> torch.device:

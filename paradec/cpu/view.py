@@ -23,12 +23,10 @@ from . import fast
 
 @dataclass(frozen=True)
 class Rows:
-    """An LM head's rows as a product: rows(x (..., H)) -> (..., n); weight: the float rows where the model holds
-    them (None at 4 bits)."""
+    """An LM head's rows as a product: rows(x (..., H)) -> (..., n)."""
 
     n: int
     product: Callable[[torch.Tensor], torch.Tensor]
-    weight: torch.Tensor | None = None
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.product(x)
@@ -86,10 +84,10 @@ class HFView:
     def head(self, ids: torch.Tensor | None = None) -> Rows:
         if ids is None:  # the whole head: torch's product on the model's own weight, no copy
             lm = self._lm
-            return Rows(lm.shape[0], lambda x: x @ lm.T, lm)
+            return Rows(lm.shape[0], lambda x: x @ lm.T)
         rows = self._lm.index_select(0, ids.to(self._lm.device)).clone()
         product = fast.rows_product(rows)  # the subset's rows packed for the kernel where it runs
-        return Rows(rows.shape[0], product or (lambda x: x @ rows.T), rows)
+        return Rows(rows.shape[0], product or (lambda x: x @ rows.T))
 
     def norm(self, h: torch.Tensor) -> torch.Tensor:
         return self.model.model.norm(h)

@@ -140,9 +140,11 @@ void weigh(const float* p, const float* v, const int32_t* slots, int64_t c0, int
 
 // How many runs to cut `rows` rows of each of `units` key/value heads into: a few per thread (3 kv heads on 2
 // threads alone would leave one idle a third of the time), as many for each thread where the rows allow (a
-// 16-token pass in 3 x 4 runs, not 3 x 3: 34 -> 32 us a layer). attention() and attend_many() share it.
+// 16-token pass in 3 x 4 runs, not 3 x 3: 34 -> 32 us a layer), and of at most RUN rows: a prompt's pass attends
+// here too, and a run's scratch is its rows times the cache. attention() and attend_many() share it.
+constexpr int64_t RUN = 64;
 inline int64_t parts_of(int64_t rows, int64_t units, int64_t threads) {
-  int64_t parts = std::min(rows, std::max<int64_t>(1, (4 * threads + units - 1) / units));
+  int64_t parts = std::min(rows, std::max<int64_t>((rows + RUN - 1) / RUN, (4 * threads + units - 1) / units));
   while (parts < rows && units * parts % threads) ++parts;
   return parts;
 }
