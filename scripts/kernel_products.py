@@ -4,14 +4,14 @@ them, and the LM head), for 1 to 64 rows, the time of
   q4:    paradec's 4-bit products over the GGUF's blocks (paradec.cpu.quant),
   torch: torch.nn.functional.linear on those blocks dequantized to float32 (the 4-bit products' reference),
   f32:   paradec's float32 products (paradec.cpu.fast) on the same float32 weights.
-Interleaved in one process (every variant in turn, `--repeats` times, median), so that other load falls on all alike.
+Interleaved in one process (every variant in turn, `--repeats` times, the best of them: on a shared machine a
+neighbour's burst lands on some repeats, and a median of 15 still caught one), so that load falls on all alike.
 Prints docs/kernel.md's tables (microseconds; q4 / torch and f32 / torch).
 
     python scripts/kernel_products.py [--threads 2] [--repeats 15]"""
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -61,7 +61,7 @@ def measure(layers, m: int, repeats: int) -> dict[str, float]:
     for _ in range(repeats):
         for k, fn in fns.items():
             times[k].append(timed(fn))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: min(v) for k, v in times.items()}
 
 
 def main() -> int:
@@ -77,7 +77,7 @@ def main() -> int:
     labels = {shape: label for shape, (label, _) in variants(q4, q4.kernel).items()}
     info = machine.describe()
     print(f"{info.get('cpu', '?')}, {args.threads} threads, torch {torch.__version__}, "
-          f"4-bit path {q4.kernel.quant_path()}; median of {args.repeats}, microseconds\n")
+          f"4-bit path {q4.kernel.quant_path()}; best of {args.repeats}, microseconds\n")
     for title, key in (("4-bit products / torch", "q4"), ("float32 products / torch", "f32")):
         print(f"{title}:\n\n| shape | " + " | ".join(f"{m} row{'s' * (m > 1)}" for m in ROWS) + " |")
         print("|---|" + "---|" * len(ROWS))
