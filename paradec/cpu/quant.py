@@ -61,6 +61,7 @@ class QLayer:
         self.gate_up = _fused(kernel, f.matrix(n["gate"]), f.matrix(n["up"]))
         self.down = QLinear.pack(kernel, *f.matrix(n["down"]))
         self.norm_in, self.norm_post = _norm(f, n["norm_in"]), _norm(f, n["norm_post"])
+        f.release(*(n[k] for k in ("q", "k", "v", "o", "gate", "up", "down")))
 
 
 def _fused(kernel, *parts) -> QLinear:
@@ -85,8 +86,10 @@ class QuantTarget(FastTarget):
 
     def __init__(self, f: GGUFModel, kernel):
         cfg = f.config
-        head = QLinear.pack(kernel, *f.matrix("output.weight" if "output.weight" in f.tensors else "token_embd.weight"))
+        names = ["output.weight", "token_embd.weight"] if "output.weight" in f.tensors else ["token_embd.weight"]
+        head = QLinear.pack(kernel, *f.matrix(names[0]))
         table = head if cfg.tie_word_embeddings else QLinear.pack(kernel, *f.matrix("token_embd.weight"))
+        f.release(*names)
         self.table = table  # the embedding's rows, packed: a lookup dequantizes the few it needs
         self.assemble(cfg, kernel, table.rows, LlamaRotaryEmbedding(cfg).eval(), _norm(f, "output_norm.weight"),
                       [QLayer(kernel, f, i) for i in range(cfg.num_hidden_layers)], head)
