@@ -24,6 +24,7 @@ from .serving.production import workload
 from .tuning import presets
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
+LOCAL_PEERS = ("hf", "llamacpp")  # --peers that run on this machine; the others are production engines' URLs
 MAX_ID_CHARS = 200  # a prompt's id is echoed in progress lines, reports and tune's state
 
 
@@ -138,7 +139,7 @@ def engines(specs: list[str], names: dict) -> list[workload.Session]:
     matches joins the run (its row and its first prompt's trace sit beside the engine's)."""
     sessions = []
     try:
-        peers = engine_config.parse_all([spec for spec in specs if spec != "hf"])
+        peers = engine_config.parse_all([spec for spec in specs if spec not in LOCAL_PEERS])
     except engine_config.EngineError as e:
         raise methods.InputError(f"--peers: {e}") from None
     for peer in peers:
@@ -153,12 +154,15 @@ def engines(specs: list[str], names: dict) -> list[workload.Session]:
 
 
 def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers: list[str] = (),
-          engines=(), model: str | None = None, draft: str | None = None) -> dict:
+          engines=(), model: str | None = None, draft: str | None = None, workers=()) -> dict:
     """Every method in `names` (name -> (method, its given params)) and every peer on every row, one
-    after another in this process, timed alike. model, draft: the runner's target and draft specs."""
+    after another in this process, timed alike. model, draft: the runner's target and draft specs. workers:
+    peers in processes of their own (paradec.peers), run after the others on each row; the caller closes them."""
     target = runner.target(model)
     check_prompts(target, rows, options.max_new_tokens, options.chat)
     draft_model = runner.draft(draft, model) if draft else None
+    for worker in workers:  # loaded and warmed up; a failure is the worker's line in the results, not the run's end
+        worker.start(target, rows, options.sampling())
 
     def request(method: str, pairs, prompt: str) -> Request:
         d = draft if methods.needs_draft_model(method) else None
@@ -168,6 +172,7 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     for method, pairs in names.values():  # cllm's fine-tuned copy, a draft: made once, before any timing
         runner.prepare(request(method, pairs, rows[0]["prompt"]))
     runs = defaultdict(list)  # name -> [(row, record)]
+    elsewhere = defaultdict(list)  # the same, of the workers' rows (a worker that failed leaves none)
     first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
         print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
@@ -178,10 +183,16 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
                 first.setdefault(method, (name, t))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft_model, row["prompt"], options.sampling())))
+            for worker in workers:
+                for name, rec in worker.run(row["prompt"]).items():
+                    elsewhere[name].append((row, rec))
     print(file=sys.stderr)
     found, sections = _engine_runs(engines, rows, options.sampling(), first)
-    report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
-    report["differences"] = differences(target, runs, names)
+    kept = {n: r for n, r in elsewhere.items() if not any(w.failure and n in w.names for w in workers)}
+    report = bench_report.aggregate({**runs, **kept, **found}, rows, _header(target, draft_model, options))
+    report["differences"] = differences(target, runs, names)  # paradec's logits judge paradec's runs
+    if workers:
+        report["peers"] = {w.name: w.section() for w in workers}
     if options.batch:
         bench_batch.add(report, runner, names, rows, options, request, runs)
     if options.memory:  # the CLI's: the profiler counts every thread's allocations in the process

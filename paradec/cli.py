@@ -87,7 +87,8 @@ def parser() -> argparse.ArgumentParser:
                    help=f"decode every prompt N times per method (at most {MAX_REPEATS})")
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", action="append", default=[], metavar="PEER",
-                   help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
+                   help="'hf': also time Hugging Face generate in the same run; 'llamacpp': llama.cpp on the same "
+                   "GGUF file (scripts/install_peers.sh); KIND=URL[,model=NAME][,method=METHOD]"
                    "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
     b.add_argument("--no-memory", dest="memory", action="store_false",
                    help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
@@ -226,6 +227,7 @@ def _bench(args) -> int:
     if args.out:  # before minutes of decoding
         methods.check_writable(args.out, "results")
         methods.check_writable(Path(args.out).with_suffix(".csv"), "results")
+    workers = _workers(args)  # llama-cpp-python installed, the embedded model, greedy: before any work
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
@@ -234,7 +236,11 @@ def _bench(args) -> int:
                       args.preset and shown(args.preset), args.memory, args.batch)
     runner = Runner(args.device, args.dtype)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
-    report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)
+    try:
+        report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec, workers)
+    finally:
+        for worker in workers:
+            worker.close()
     if args.out:
         try:
             csv_path = bench_report.save(report, args.out)
@@ -243,6 +249,18 @@ def _bench(args) -> int:
         print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
     files.print_out(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
     return 0
+
+
+def _workers(args) -> list:
+    """The peers that run in processes of their own (--peers llamacpp), their needs checked."""
+    if "llamacpp" not in args.peers:
+        return []
+    import torch
+
+    from .peers import llamacpp
+
+    llamacpp.check(args.model, args.temperature)
+    return [llamacpp.LlamaCpp(torch.get_num_threads())]  # the same threads as paradec's methods
 
 
 def _hf_peers(args, draft: str | None) -> list[str]:

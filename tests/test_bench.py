@@ -50,13 +50,15 @@ def test_report_schema(results, tiny_dir):
     assert {"cpu", "cores", "torch_threads", "torch", "device", "dtype"} <= set(report["machine"])
     for group in [report["methods"], *report["categories"].values()]:
         for name, m in group.items():
-            assert set(bench_report.METRICS) | {"acceptance_by_position"} == set(m), name
+            assert set(bench_report.METRICS) | {"acceptance_by_position", "decode_tokens_per_s"} == set(m), name
     ar, sps = report["methods"]["ar"], report["methods"]["sps"]
     assert ar["speedup"] == 1.0 and ar["tau"] == 1.0 and ar["runs"] == 6
     assert report["categories"]["copy"]["ar"]["runs"] == 4 and report["categories"]["chat"]["ar"]["runs"] == 2
     for name in ("pld", "sps"):  # greedy in float32: exactly AR's tokens
         assert report["methods"][name]["identical_runs"] == 6
     assert report["methods"]["hf_generate"]["tau"] is None  # generate reports no forward count
+    assert report["methods"]["hf_generate"]["decode_tokens_per_s"] is None  # nor when its prompt's pass ended
+    assert ar["decode_tokens_per_s"] > 0 and sps["decode_tokens_per_s"] > 0
     depths = [row[0] for row in sps["acceptance_by_position"]]
     assert depths == list(range(1, len(depths) + 1)) and depths
     assert all(0 <= share <= 1 and reached <= drafted for _, drafted, reached, share in sps["acceptance_by_position"])
