@@ -29,7 +29,7 @@ class Param:
     spare: tuple = ()  # the values of a weights parameter that name no file ("": the shipped weights)
     label: str = ""  # a page control's label (the name when empty)
     step: float | None = None  # a page slider's step (floats)
-    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tuning.tune); empty: it leaves this one alone
+    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tuner.tune); empty: it leaves this one alone
     when: tuple = ()  # (another parameter, its values) under which this one matters; the tuner varies it only then
 
     def check(self, value) -> None:
@@ -92,7 +92,7 @@ def _eagle_dynamic(lookup: int) -> tuple[Param, ...]:
     )
 
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("ar", "base:Drafter", "baseline", "one token per target forward"),
+    Method("ar", "paradec.core.drafter:Drafter", "baseline", "one token per target forward"),
     Method("sps", "sps:SpeculativeSampling", "draft model",
            "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,

@@ -9,6 +9,7 @@ import pytest
 import transformers
 
 from paradec import models
+from paradec.cache import cache_dir
 
 from helpers import tiny_model
 
@@ -68,7 +69,7 @@ def fake_gguf(monkeypatch, tmp_path, tiny_loaded):
 
 
 def _cache() -> Path:
-    return models.cache_dir() / "smollm2-135m-instruct-f32"
+    return cache_dir() / "smollm2-135m-instruct-f32"
 
 
 def test_half_written_cache_is_rebuilt(fake_gguf):

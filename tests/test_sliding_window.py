@@ -8,10 +8,10 @@ from transformers import MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2Fo
 
 from paradec import catalog, methods
 from paradec.core import targets, verify
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head, medusa_heads
-from paradec.drafters.base import Drafter
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -14,7 +14,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 from test_serve import untimed
 
 from paradec import models, run
-from paradec.serving.lanes import Lane
+from paradec.lanes import Lane
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -2,7 +2,7 @@
 that replays recorded traces never imports it.
 
 Models are cached once per process and shared read-only between sessions (each run keeps its
-own KV cache); runs on one model take turns in its lane (paradec.serving.lanes), so a class pressing
+own KV cache); runs on one model take turns in its lane (paradec.lanes), so a class pressing
 Run at once queues instead of filling the memory. Every torch call (loading, decoding, probing) runs on
 one thread (paradec.serving.worker): Streamlit runs each script run on a new thread, and torch on many threads
 was slower than the same decode in a script. Every value that changes a result is part of
@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from paradec.serving.lanes import QueueFull
+from paradec.lanes import QueueFull
 from paradec.traces.trace import Trace
 
 from . import offered, remote
@@ -231,10 +231,10 @@ def machine():
 
 @st.cache_resource(show_spinner=False)
 def _machine():
-    from paradec import models
+    from paradec.cache import cache_dir
     from paradec.costs import machine as probe
 
-    return _on_worker(lambda emit: probe.this_machine(models.cache_dir(), threads=1))
+    return _on_worker(lambda emit: probe.this_machine(cache_dir(), threads=1))
 
 
 BENCH_METHODS = ("pld", "jacobi", "lookahead")  # need no draft model or trained heads: any target

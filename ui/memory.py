@@ -1,11 +1,11 @@
-"""Memory per method: the Roofline page's model of the GPU presets (paradec.costs.memory_model) and the Benchmark
-page's measured table (paradec.costs.memory, in a bench results file)."""
+"""Memory per method: the Roofline page's model of the GPU presets (paradec.tuning.memory_model) and the Benchmark
+page's measured table (paradec.bench_memory, in a bench results file)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from paradec.costs import memory_model
 from paradec.plots.style import MEASURED, MODEL
+from paradec.tuning import memory_model
 
 from .i18n import N_, _
 from .style import header

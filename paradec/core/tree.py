@@ -53,6 +53,11 @@ def graft(tokens: list[int], parents: list[int], chain: list[int]) -> tuple[list
     return tokens, parents, path
 
 
+def chain_parents(n: int) -> list[int]:
+    """A chain as a tree: node i hangs off node i - 1, the first off the pending token."""
+    return list(range(-1, n - 1))
+
+
 def is_chain(parents: list[int]) -> bool:
     return all(par == i - 1 for i, par in enumerate(parents))
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..drafters.chain import chain_parents
 from . import tree
 from .sampling import Sampler, one_hot, pad_to, residual, top_list
 from .steps import Draft, Node, Verified
@@ -97,7 +96,7 @@ def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str
                     t = as_target(forward)
                     cache = t.new_cache()
                     target_forward(t, cache, context, Draft())
-                    draft = Draft(tokens=(context * n)[: n - 1], parents=chain_parents(n - 1))
+                    draft = Draft(tokens=(context * n)[: n - 1], parents=tree.chain_parents(n - 1))
                     t0 = time.perf_counter()
                     target_forward(t, cache, context[-1:], draft)
                     times[name][n].append((time.perf_counter() - t0) * 1e3)

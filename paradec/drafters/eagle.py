@@ -41,12 +41,13 @@ import torch
 from .. import catalog
 from ..core import records
 from ..core import tree as trees
+from ..core.drafter import Drafter
+from ..core.errors import first_line
 from ..core.steps import Draft
 from ..cpu import fast
 from ..traces import files
 from . import draft_length as lengths
 from . import eagle_head, pld
-from .base import Drafter, first_line
 from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"

@@ -1,4 +1,4 @@
-"""The memory model of the GPU presets (paradec.tuning.presets), split as paradec.costs.memory measures a run:
+"""The memory model of the GPU presets (paradec.tuning.presets), split as paradec.bench_memory measures a run:
 weights (the target, and the draft or heads the method reads), the KV cache at a context length (the target's
 with the verify pass's rows before compaction, a draft model's, an EAGLE head's one layer)
 and a verify pass's activations.
@@ -7,7 +7,7 @@ Analytic (bf16 weights and caches, float32 logits); every method's tree is sized
 Pure Python: the Roofline page draws it at 4k and 32k tokens of context."""
 from __future__ import annotations
 
-from ..tuning.presets import PRESETS, Preset
+from .presets import PRESETS, Preset
 
 CONTEXTS = (4096, 32768)
 VERIFY = 64  # tokens a GPU verify pass carries: paradec.tuning.presets.verify_budget's cap for large cards
