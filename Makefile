@@ -18,12 +18,13 @@ $(STAMP): requirements.txt requirements-ray.txt requirements-dev.txt scripts/ins
 
 setup: $(STAMP)
 
+# The address first, then the app (scripts/run.sh): the first free port from 8501, or make run PORT=N.
 run: $(STAMP)
-	$(BIN)/streamlit run app.py
+	@scripts/run.sh $(BIN)/python
 
 # The app that reloads what you edit (the shipped config watches no files).
 dev: $(STAMP)
-	$(BIN)/streamlit run app.py --server.fileWatcherType auto --server.runOnSave true
+	@scripts/run.sh $(BIN)/python --server.fileWatcherType auto --server.runOnSave true
 
 # The system packages the tests need (chromium, g++, ninja), installed from Debian when missing and run as root;
 # without root it names the command to run and stops before any test.
