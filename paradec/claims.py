@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import catalog
 from .bench_report import load as load_bench
 from .costs import roofline
 from .costs.machine import recorded as recorded_machine
@@ -22,7 +23,7 @@ MIRROR = "bench/cpu-1thread-mirror.json"
 COST = "traces/forward_cost.json"
 MACHINE = "traces/machine.json"
 TREE = "traces/medusa-trees/mc_sim_7b_63.json"
-SINGLE_MODEL = ("medusa", "eagle", "eagle2", "eagle3")  # drafting with the target's own features or heads
+SINGLE_MODEL = tuple(m.name for m in catalog.METHODS.values() if m.family == "heads")  # the target's features
 GPU = "H100 SXM"  # the roofline preset the article's GPU claims are read on
 
 

@@ -7,7 +7,7 @@ from paradec.core.steps import Draft
 
 DESCRIPTION = catalog.Method(
     "bigram", "toy_bigram:Bigram", "copy", "the token that followed the pending token last time, chained",
-    (catalog.Param("k", int, 3, "tokens a step guesses", 1, 8, label="k (guesses)"),))
+    (catalog.Param("k", int, 3, "tokens a step guesses", 1, 8, label="k (guesses)", tune=(2, 4, 8)),))
 
 
 class Bigram(Drafter):

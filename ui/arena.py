@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from paradec import catalog
 from paradec.plots import arena as plots
 from paradec.plots import eagle as eagle_plots
 from paradec.plots.style import FROM_RUN, MEASURED
@@ -16,9 +17,12 @@ from .sidebar import current
 from .style import chart, header
 
 PER_ROW = 5  # token streams side by side
-# method -> the draft model it needs
-METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
-           "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None, "mirror": DEFAULT_DRAFT}
+
+
+def methods() -> dict[str, str | None]:
+    """The methods the arena races (those whose greedy text is the target's), each with the draft it needs."""
+    return {m.name: DEFAULT_DRAFT if m.needs == "draft" else None
+            for m in catalog.METHODS.values() if m.greedy_is_targets}
 
 
 def lookup_note(runs: dict[str, Trace]) -> str | None:
@@ -38,7 +42,7 @@ def traces() -> dict[str, Trace]:
     s = current()
     if s.live:
         try:
-            keys = {m: live.key(s, m, {}, d) for m, d in METHODS.items()}
+            keys = {m: live.key(s, m, {}, d) for m, d in methods().items()}
             got = live.cached(("set", *sorted(keys.items())))
             if got is None and st.button(_("Run every method live on these settings"), type="primary"):
                 bar, decoding = st.progress(0.0, text=_("decoding…")), _("decoding… {f:.0%}")

@@ -35,13 +35,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from .. import methods, models, runner
+from .. import catalog, methods, models, runner
 from ..lanes import QueueFull
 from ..production import config as engine_config
 from ..production import workload
 from ..run import OutOfMemory, validate
 from ..traces.trace import Trace
-from .requests import BatchRequest, EngineRequest, RunRequest
+from .requests import BatchRequest, EngineRequest, RunRequest, method_json, with_methods
 
 MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
 WATCH_S = 0.2  # how often a running request checks that its client is still there
@@ -186,10 +186,15 @@ def create_app(service: Service) -> FastAPI:
     def queue() -> dict:
         return service.queues()
 
+    @app.get("/methods")
+    def described() -> list:
+        """Every method a request may name, with its parameters, as paradec.catalog describes them."""
+        return [method_json(m) for m in catalog.METHODS.values()]
+
     def post(path: str, schema, call, body):
         """An endpoint that decodes: schema's body in, call(request, gone) in a worker thread, body(result) out."""
         @app.post(path, openapi_extra={"requestBody": {"content": {"application/json": {
-            "schema": schema.model_json_schema()}}, "required": True}})
+            "schema": with_methods(schema.model_json_schema())}}, "required": True}})
         async def endpoint(request: Request) -> Response:
             return await _decode(request, schema, call, body)
         return endpoint
