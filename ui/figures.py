@@ -46,12 +46,6 @@ def fastest(report: dict | None, group: str = "") -> str:
     return max(rows, key=rows.get) if rows else MISSING
 
 
-def wins_for(method: str) -> list[str]:
-    """The main benchmark's categories where `method` is the fastest."""
-    report = main_report()
-    return [c for c in (report["categories"] if report else {}) if fastest(report, c) == method]
-
-
 def preset(method: str) -> dict:
     """The tuned CPU preset's settings for a method (assets/presets/cpu.json) over its defaults."""
     return {**catalog.method(method).defaults(), **presets.tuned("cpu")[0].get(method, {})}
