@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from paradec.serving.production import config as engine_config
+from paradec.production import config as engine_config
 from paradec.tuning import preset_file, presets
 
 from .i18n import _
