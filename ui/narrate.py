@@ -33,6 +33,10 @@ def _q(trace: Trace, tok: int) -> str:
 def step_story(trace: Trace, i: int) -> str:
     s = trace.steps[i]
     pend = _q(trace, pending_token(trace, i))
+    if s.index == 0 and not s.nodes:  # the prefill: the pass carries the whole prompt
+        return _("**Step {n}.** Nothing was drafted yet: ONE target forward over the prompt's {prompt} tokens (the "
+                 "prefill: the pass that fills the KV cache) gives the first token, {token}.").format(
+            n=i + 1, prompt=len(trace.prompt_ids), token=_q(trace, s.tokens[-1]))
     if not s.nodes:
         cells = len(window(s).window_sees)  # Lookahead's window rides along, never a candidate
         if cells:
@@ -58,6 +62,9 @@ def step_story(trace: Trace, i: int) -> str:
     else:
         checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
                     "accepted; {tail}: {token}.").format(**values, tail=tail, token=_q(trace, s.tokens[-1]))
+    if s.index == 0:  # a first step that drafted: its pass carries the prompt too
+        checked += " " + _("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
+            prompt=len(trace.prompt_ids))
     committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
 
