@@ -184,7 +184,7 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
             for name in peers:
                 runs[name].append((row, _hf_peer(name, target, draft_model, row["prompt"], options.sampling())))
             for worker in workers:
-                for name, rec in worker.run(row["prompt"]).items():
+                for name, rec in worker.run(row).items():
                     elsewhere[name].append((row, rec))
     print(file=sys.stderr)
     found, sections = _engine_runs(engines, rows, options.sampling(), first)

@@ -48,7 +48,7 @@ def started(tokenizer, behaviour: str, after: int = 0, max_new_tokens: int = 6) 
 def test_a_good_worker_gives_both_rows_of_each_prompt(tokenizer):
     peer = started(tokenizer, "good")
     try:
-        got = peer.run("name three rivers")
+        got = peer.run(ROWS[2])
     finally:
         peer.close()
     assert list(got) == ["llamacpp", "llamacpp_pld"] and peer.failure is None
@@ -71,10 +71,10 @@ HOSTILE = [("crash", "died of SIGILL: ggml: illegal instruction"), ("exit", "exi
 def test_a_hostile_worker_is_one_line_and_the_peer_is_out(tokenizer, behaviour, words):
     peer = started(tokenizer, behaviour, after=3)  # the warm-up's two runs and the first prompt's AR go well
     assert peer.failure is None
-    assert peer.run("hi") == {}  # its AR was answered, its prompt lookup not: neither row keeps the prompt
-    assert words in peer.failure and peer.failure.startswith("the llama.cpp worker")
+    assert peer.run(ROWS[1]) == {}  # its AR was answered, its prompt lookup not: neither row keeps the prompt
+    assert words in peer.failure and peer.failure.startswith("on prompt 2: the llama.cpp worker")
     assert len(peer.failure.splitlines()) == 1 and len(peer.failure) <= 300
-    assert peer.run("hi") == {} and peer.pipe is None  # out for the rest of the run, its process ended
+    assert peer.run(ROWS[2]) == {} and peer.pipe is None  # out for the rest of the run, its process ended
 
 
 def test_a_worker_that_hangs_is_killed_at_the_deadline():
@@ -87,7 +87,7 @@ def test_a_worker_that_hangs_is_killed_at_the_deadline():
 
 def test_a_failure_at_start_is_recorded_not_raised(tokenizer):
     peer = started(tokenizer, "crash")  # dies in the warm-up
-    assert "SIGILL" in peer.failure and peer.run("hi") == {}
+    assert peer.failure.startswith("at its start: the llama.cpp worker died of SIGILL") and peer.run(ROWS[1]) == {}
 
 
 # ---------------------------------------------------------------- the install script and the command line
@@ -165,7 +165,7 @@ def test_a_crash_mid_run_is_one_line_and_the_benchmark_goes_on(tiny_dir, tokeniz
     report = run_bench(tiny_dir, tokenizer, "crash", after=4)  # the warm-up, then the first prompt's two runs
     assert list(report["methods"]) == ["ar", "pld"] and report["methods"]["ar"]["runs"] == 3
     failure = report["peers"]["llamacpp"]["failure"]
-    assert "SIGILL" in failure
+    assert failure.startswith("on prompt 2: the llama.cpp worker died of SIGILL")  # after the first prompt's rows
     lines = [line for line in bench_report.format_report(report).splitlines() if line.startswith("llamacpp")]
     assert lines == [f"llamacpp: left out of the results: {failure}"]
 
@@ -184,19 +184,22 @@ def test_load_refuses_a_malformed_peers_section(tmp_path):
 @pytest.mark.peers
 @pytest.mark.slow
 def test_the_real_peer():
-    """llama.cpp on the embedded file, one prompt, 8 tokens: both rows answer in-vocabulary tokens, timed, and the
-    first token is paradec's AR's (the same ids went in: a chat answer's first token is far from a tie)."""
+    """llama.cpp on the embedded file, 8 tokens: both rows answer in-vocabulary tokens, timed, and the first token
+    is paradec's AR's (the same ids went in: a chat answer's first token is far from a tie); and a prompt past
+    llama-cpp-python's 512-token batch, where its prompt lookup once failed to store its logits."""
     from paradec.runner import Request
 
     assert llamacpp.importlib.util.find_spec(llamacpp.PACKAGE), "llama-cpp-python is missing: scripts/install_peers.sh"
+    long = {"id": 4, "category": "copy", "prompt": "Repeat this list: " + ", ".join(map(str, range(200)))}
     runner, peer = Runner("cpu", "float32"), llamacpp.LlamaCpp(2)
     try:
-        peer.start(runner.target(), ROWS[2:], Options(max_new_tokens=8).sampling())
-        got = peer.run(ROWS[2]["prompt"])
+        peer.start(runner.target(), [ROWS[2], long], Options(max_new_tokens=8).sampling())
+        got, past = peer.run(ROWS[2]), peer.run(long)
     finally:
         peer.close()
     assert peer.failure is None, peer.failure
     assert peer.info["library"] == "llama-cpp-python 0.3.36" and peer.info["file"].endswith(".gguf")
+    assert len(past["llamacpp_pld"]["prompt_ids"]) > 512 and len(past["llamacpp_pld"]["tokens"]) == 8
     ar = runner.decode(Request("ar", ROWS[2]["prompt"], max_new_tokens=8))
     assert list(got) == ["llamacpp", "llamacpp_pld"]
     for rec in got.values():

@@ -86,14 +86,15 @@ class LlamaCpp:
         for name in NAMES:  # a warm-up, as paradec's AR gets one: first-call costs (the file paged in) are no row's
             self._generate(name, warm)
 
-    def run(self, prompt: str) -> dict[str, dict]:
-        """Both rows' records of one prompt, AR first; {} once the peer has failed."""
+    def run(self, row: dict) -> dict[str, dict]:
+        """Both rows' records of a prompt row (bench's {'id', 'prompt', ...}), AR first; {} once the peer has
+        failed (the failure names the row)."""
         from ..models import encode_prompt
 
         if self.failure:
             return {}
-        ids = encode_prompt(self.tokenizer, prompt, self.settings["chat"])
-        return self._guarded(lambda: {name: self._generate(name, ids) for name in NAMES}) or {}
+        ids = encode_prompt(self.tokenizer, row["prompt"], self.settings["chat"])
+        return self._guarded(lambda: {name: self._generate(name, ids) for name in NAMES}, row["id"]) or {}
 
     def _generate(self, name: str, ids: list[int]) -> dict:
         budget = self.settings["max_new_tokens"]
@@ -110,12 +111,13 @@ class LlamaCpp:
             raise PeerError(one_line(f"the llama.cpp worker failed: {_text(reply.get('error'), 250)}"))
         return reply
 
-    def _guarded(self, job):
-        """job()'s result, or None with the failure recorded and the worker ended."""
+    def _guarded(self, job, prompt=None):
+        """job()'s result, or None with the failure recorded (on which prompt: None, the start) and the worker
+        ended."""
         try:
             return job()
         except PeerError as e:
-            self.failure = str(e)
+            self.failure = one_line(f"{'at its start' if prompt is None else f'on prompt {prompt}'}: {e}")
             self.close()
             return None
 

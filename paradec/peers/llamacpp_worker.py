@@ -20,14 +20,16 @@ MODES = ("ar", "pld")
 
 def load(request: dict) -> tuple[dict, dict]:
     """The two decoders on the same file: plain AR, and prompt lookup (llama-cpp-python's draft model, which
-    also makes it keep every position's logits, so it is a Llama of its own rather than a switch on the first)."""
+    also makes it keep every position's logits, so it is a Llama of its own rather than a switch on the first).
+    logits_all is named although the draft model implies it: llama-cpp-python sizes its array of logits by the
+    argument, so without it a run past n_batch (512) tokens fails to store them."""
     import llama_cpp
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
     common = dict(model_path=request["path"], n_ctx=request["n_ctx"], n_threads=request["threads"],
                   n_threads_batch=request["threads"], n_gpu_layers=0, seed=0, verbose=False)
     lookup = LlamaPromptLookupDecoding(num_pred_tokens=request["num_pred_tokens"])
-    models = {"ar": llama_cpp.Llama(**common), "pld": llama_cpp.Llama(**common, draft_model=lookup)}
+    models = {"ar": llama_cpp.Llama(**common), "pld": llama_cpp.Llama(**common, draft_model=lookup, logits_all=True)}
     info = {"library": f"llama-cpp-python {llama_cpp.__version__}",
             "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip()}
     return models, info
