@@ -6,10 +6,11 @@ import streamlit as st
 
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
 
-from . import presenter
+from . import figure_text, presenter
 from .i18n import N_, _
 
 BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
+BADGE_TEXT = {MEASURED: N_("MEASURED"), FROM_RUN: N_("FROM RUN"), MODEL: N_("MODEL")}  # translated where shown
 MEANING = {  # translated where shown
     MEASURED: N_("timed in this run"),
     FROM_RUN: N_("derived from the recorded trace"),
@@ -26,13 +27,13 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 def header(title: str, *labels: str, help: str = "") -> None:
     """A panel's title with its honesty labels; the (?) says what the panel shows and how to read it. title and
     help come translated; the labels are identifiers, their meaning is translated here."""
-    badges = " ".join(f":{BADGE[x]}-badge[{x}]" for x in labels)
-    meaning = "; ".join(f"{x}: {_(MEANING[x])}" for x in labels)
+    badges = " ".join(f":{BADGE[x]}-badge[{_(BADGE_TEXT[x])}]" for x in labels)
+    meaning = "; ".join(f"{_(BADGE_TEXT[x])}: {_(MEANING[x])}" for x in labels)
     st.markdown(f"##### {title} {badges}", help=f"{help}\n\n({meaning})" if help else meaning)
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(presenter.chart_font(fig), config=CHART_CONFIG, key=key)
+    st.plotly_chart(figure_text.translated(presenter.chart_font(fig)), config=CHART_CONFIG, key=key)
 
 
 def compact() -> None:
