@@ -103,10 +103,10 @@ def test_every_colour_the_token_stream_writes_text_in_reads_at_4_5_to_1():
     """The stream and its legend write each fate's tokens in its colour, on white and on this step's highlight."""
     import re
 
+    from test_plots import make_trace
+
     from paradec.plots.style import COLORS, ORIGIN_LABELS
     from paradec.plots.tokens import stream_html
-
-    from test_plots import make_trace
 
     assert contrast("#777777", "#ffffff") < 4.5 < contrast("#555555", "#ffffff")  # the check itself
     page = stream_html(make_trace(), 1)
