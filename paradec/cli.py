@@ -118,13 +118,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", default=None)
     s.add_argument("--ray", action="store_true", help="serve on Ray Serve: a local Ray started here "
                    "(needs requirements-ray.txt)")
-    s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
-                   "one this machine belongs to)")
+    s.add_argument("--ray-address", default=None, metavar="ADDR", type=_ray_address,
+                   help="join this Ray cluster instead: HOST:PORT, ray://HOST:PORT or 'auto' (the one this machine "
+                   "belongs to)")
     s.add_argument("--replicas", type=integer(1000), default=1,
                    help="with --ray: replicas per model (one run at a time each)")
     s.add_argument("--max-replicas", type=integer(1000), default=0,
                    help="with --ray: scale on load between --replicas and this many (0: a fixed number)")
     return top
+
+
+def _ray_address(text: str) -> str:
+    from .serving.address import AddressError, ray_address
+
+    try:
+        return ray_address(text)
+    except AddressError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _batch_sizes(text: str) -> tuple[int, ...]:

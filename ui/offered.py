@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
 
 import streamlit as st
 
+from paradec.serving.address import AddressError, http_url
 from paradec.serving.production import config as engine_config
 from paradec.tuning import preset_file, presets
 
@@ -37,11 +37,12 @@ def _listed(name: str) -> list[str]:
 def backend() -> str:
     """The backend's URL, "" for none. Only http(s) to a host: anything else is the operator's typo,
     refused as a whole rather than guessed at."""
-    url = os.environ.get(BACKEND, "").strip().rstrip("/")
-    if url and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
+    url = os.environ.get(BACKEND, "").strip()
+    try:
+        return http_url(url, BACKEND) if url else ""
+    except AddressError:
         raise Refused(_("{variable} must be an http(s) URL such as http://gpu-box:8765, got {url}").format(
-            variable=BACKEND, url=repr(url[:80])))
-    return url
+            variable=BACKEND, url=repr(url[:80]))) from None
 
 
 def engine() -> engine_config.Peer | None:
