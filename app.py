@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import guide, i18n, presenter, sidebar, style
+from ui import guide, i18n, offered, presenter, sidebar, style
 from ui.i18n import _
 
 ROOT = Path(__file__).resolve().parent
@@ -17,6 +17,7 @@ st.set_page_config(page_title=_("paradec: parallel decoding, step by step"),
 PAGES = [st.Page(file, title=_(title), icon=icon, url_path=path or None, default=not path)
          for path, (file, title, icon) in guide.PAGES.items()]
 
+offered.check_at_start()  # the operator's settings, once per process: a bad one is a line in the log
 page = st.navigation(PAGES)
 sidebar.render()
 style.compact()

@@ -191,17 +191,16 @@ def _mib(mem: dict, name: str, field: str):
     return round(mem[name][field] / 2**20, 3) if name in mem else None
 
 
-def save(report: dict, path: str | Path, force: bool = False) -> Path:
-    """Write PATH (JSON) and PATH with .csv; returns the CSV's path. OSError if unwritable (force: read-only
-    files are replaced too)."""
+def save(report: dict, path: str | Path) -> Path:
+    """Write PATH (JSON) and PATH with .csv; returns the CSV's path. OSError if unwritable."""
     path = Path(path)
-    write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1), force)
+    write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1))
     text = io.StringIO(newline="")
     w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "acceptance_by_position",
                                          *(f"{k}_mib" for k in MEMORY_FIELDS)])
     w.writeheader()
     w.writerows(csv_rows(report))
-    write_atomic(path.with_suffix(".csv"), text.getvalue(), force)
+    write_atomic(path.with_suffix(".csv"), text.getvalue())
     return path.with_suffix(".csv")
 
 

@@ -263,7 +263,7 @@ def _bench(args) -> int:
     report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)
     if args.out:
         try:
-            csv_path = bench_report.save(report, args.out, args.force)
+            csv_path = bench_report.save(report, args.out)
         except OSError as e:
             raise methods.InputError(f"cannot write results {args.out}: {e.strerror}") from None
         print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)

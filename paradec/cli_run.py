@@ -61,7 +61,7 @@ def run_command(args) -> int:
                               **requests[0].sampling())
     for trace, path in zip(traces, paths):
         try:
-            trace.save(path, force=args.force)
+            trace.save(path)
         except OSError as e:
             raise methods.InputError(f"cannot write trace {path}: {e.strerror or e}") from None
     _print_runs(args, traces)

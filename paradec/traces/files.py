@@ -80,18 +80,15 @@ def read_only(path: str | os.PathLike) -> bool:
     return not os.access(path, os.W_OK) or not os.stat(path).st_mode & 0o222
 
 
-def writable(path: str | os.PathLike, force: bool = False) -> Path:
-    """The target a write to path replaces or creates; OSError unless it is a regular file (not read-only
-    unless `force`) or a new name in a folder this process may write to. Checked before the work whose result
-    it will hold; a symlink counts as what it points to (a loop is refused)."""
+def writable(path: str | os.PathLike) -> Path:
+    """The target a write to path replaces or creates; OSError unless it is a regular file or a new name in a
+    folder this process may write to. A symlink counts as what it points to (a loop is refused)."""
     path = Path(path)
     if not path.name:
         raise IsADirectoryError(errno.EISDIR, "names no file", str(path))
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise _not_regular(path)
-        if not force and read_only(path):
-            raise PermissionError(errno.EACCES, "the file is read-only (--force replaces it)", str(path))
     except FileNotFoundError:  # a new name, or a dangling symlink: its target is made
         pass
     real = target(path)
@@ -127,11 +124,14 @@ Named = Sequence[tuple[str, "str | os.PathLike | None"]]
 def plan(outputs: Named, inputs: Named = (), force: bool = False) -> list[Path]:
     """Every output of a command checked by the rule before any work: (what it is, its path) pairs, against
     the (what, path) pairs the command reads (files, or folders whose existing files it may read) and against
-    each other. Their targets, in order; Refused with one line for the first that breaks the rule."""
+    each other; a read-only file only with `force` (the writes that follow do not ask again). Their targets, in
+    order; Refused with one line for the first that breaks the rule."""
     targets = []
     for n, (what, path) in enumerate(outputs):
         try:
-            targets.append(writable(path, force))
+            targets.append(writable(path))
+            if not force and targets[-1].exists() and read_only(path):
+                raise PermissionError(errno.EACCES, "the file is read-only (--force replaces it)", str(path))
         except OSError as e:
             raise Refused(f"cannot write {what} {path}: {e.strerror or e}") from None
         for name, read in inputs:
@@ -142,6 +142,22 @@ def plan(outputs: Named, inputs: Named = (), force: bool = False) -> list[Path]:
             if same_file(path, other):
                 raise Refused(f"cannot write {what} {path}: the {name} {other} goes there too")
     return targets
+
+
+def plan_in(what: str, folder: str | os.PathLike, names: Sequence[str], inputs: Named = (), force: bool = False,
+            parents: bool = False) -> None:
+    """plan() for the files named `names` that a command writes into a folder (--out of a trainer), made when
+    new: its parent must exist (unless `parents`: a cache's folders are made too)."""
+    real = target(folder)
+    if os.path.lexists(folder) and not real.is_dir():
+        raise Refused(f"cannot write {what} {folder}: not a folder")
+    if real.is_dir():
+        plan([(f"{what} file", Path(folder) / name) for name in names], inputs, force)
+        return
+    if not parents and not real.parent.is_dir():
+        raise Refused(f"cannot write {what} {folder}: no such folder {real.parent}")
+    if real.parent.is_dir() and not os.access(real.parent, os.W_OK | os.X_OK):
+        raise Refused(f"cannot write {what} {folder}: the folder {real.parent} is not writable")
 
 
 def announce(prog: str, outputs: Named) -> None:
@@ -155,10 +171,10 @@ def announce(prog: str, outputs: Named) -> None:
 
 
 @contextlib.contextmanager
-def replacing(path: str | os.PathLike, force: bool = False) -> Iterator[Path]:
+def replacing(path: str | os.PathLike) -> Iterator[Path]:
     """A temporary path beside path's target for a writer that takes a path (safetensors, torch.save); once the
     block ends, renamed over the target, the old file's mode kept. OSError (NotRegular) as writable()."""
-    real = writable(path, force)
+    real = writable(path)
     mode = stat.S_IMODE(os.stat(real).st_mode) if real.exists() else NEW_MODE
     fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     os.close(fd)
@@ -174,10 +190,10 @@ def replacing(path: str | os.PathLike, force: bool = False) -> Iterator[Path]:
         raise
 
 
-def write_atomic(path: str | os.PathLike, text: str, force: bool = False) -> None:
+def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write text (UTF-8) to path's target by a rename: the old file stays whole if writing fails. OSError
     (NotRegular) as writable()."""
-    with replacing(path, force) as tmp:
+    with replacing(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 

@@ -203,10 +203,9 @@ class Trace:
             raise TraceError("not a JSON trace file: nested too deeply") from None
         return cls.from_dict(data)
 
-    def save(self, path, force: bool = False) -> None:
-        """Written whole or not at all: a full disk leaves the file that was there (paradec.traces.files;
-        force: over a read-only file too)."""
-        write_atomic(path, self.to_json(), force)
+    def save(self, path) -> None:
+        """Written whole or not at all: a full disk leaves the file that was there."""
+        write_atomic(path, self.to_json())
 
     @classmethod
     def load(cls, path) -> "Trace":

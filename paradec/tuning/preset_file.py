@@ -78,6 +78,6 @@ def _text(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def save(path: str | Path, data: dict, force: bool = False) -> None:
-    """Write a preset atomically. OSError when unwritable (force: over a read-only file too)."""
-    write_atomic(path, json.dumps({"kind": KIND, "schema": SCHEMA, **data}, ensure_ascii=False, indent=1), force)
+def save(path: str | Path, data: dict) -> None:
+    """Write a preset atomically. OSError when unwritable."""
+    write_atomic(path, json.dumps({"kind": KIND, "schema": SCHEMA, **data}, ensure_ascii=False, indent=1))

@@ -74,7 +74,7 @@ def tune_command(args) -> int:
     check_prompts(target, rows + held, args.max_new_tokens, not args.no_chat)  # not one bad row minutes in
     Tuner(runner, spec, state, args, preset).all(names, rows, held)
     if args.preset_out:
-        preset_file.save(args.preset_out, preset_of(state, args.state), args.force)
+        preset_file.save(args.preset_out, preset_of(state, args.state))
         print(f"tune: wrote {args.preset_out}", file=sys.stderr)
     files.print_out(json.dumps(summary(state)) if args.json else "\n".join(report_lines(state)))
     return 0
@@ -159,7 +159,7 @@ class Tuner:
             self.method(method, rows, held)
 
     def save(self) -> None:
-        files.write_atomic(self.args.state, json.dumps(self.state, ensure_ascii=False), self.args.force)
+        files.write_atomic(self.args.state, json.dumps(self.state, ensure_ascii=False))
 
     def decode(self, method: str, params: dict, row: dict):
         from ..runner import Request
