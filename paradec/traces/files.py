@@ -111,9 +111,17 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 def _inside(path, folder) -> bool:
-    """Whether an existing file lies in a folder the command reads (a model's, a drafter's)."""
+    """Whether an existing file lies in a folder the command reads (a model's, a drafter's), or is a hard link
+    to one of the files directly in it."""
     try:
-        return os.path.isdir(folder) and os.path.isfile(path) and target(path).is_relative_to(target(folder))
+        if not (os.path.isdir(folder) and os.path.isfile(path)):
+            return False
+        if target(path).is_relative_to(target(folder)):
+            return True
+        st = os.stat(path)
+        with os.scandir(folder) as entries:
+            return any(e.inode() == st.st_ino and e.stat().st_dev == st.st_dev
+                       for e, _ in zip(entries, range(MAX_ENTRIES)) if e.is_file())
     except (OSError, ValueError):
         return False
 

@@ -15,7 +15,7 @@ from .answers import generate_shards
 from .selfdistill import add_data_args, training_rows
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m paradec.train")
     sub = p.add_subparsers(dest="command", required=True)
     pr = sub.add_parser("prompts", help="the training prompts at scale (assets/data/train_prompts.jsonl)")
@@ -41,12 +41,16 @@ def main(argv=None) -> int:
     cllm.add_parser(sub)
     for command in sub.choices.values():
         command.add_argument("--force", action="store_true", help="replace read-only output files too")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     try:
-        _check_outputs(args)  # before any model loads: hours of training never end on an unwritable file
+        check_outputs(args)  # before any model loads: hours of training never end on an unwritable file
         return _run(args, argv)
     except (OSError, ValueError) as e:  # a missing file, a drafter of the wrong kind: one line, not a traceback
-        print(f"python -m paradec.train {args.command}: error: {e}", file=sys.stderr)
+        print(f"python -m paradec.train {args.command}: error: {files.printable(str(e))}", file=sys.stderr)
         return 2
 
 
@@ -68,7 +72,7 @@ def _writes(args) -> tuple[str, list[str]] | None:
             }.get(args.command, lambda: None)()
 
 
-def _check_outputs(args) -> None:
+def check_outputs(args) -> None:
     """paradec.traces.files' rule over what the command writes, then said on stderr. The inputs are the model
     and the self-distillation data; a trainer's --baseline is not among them: it is read whole before anything
     is written, and retraining over the shipped drafter while scoring it (scripts/retrain.sh) is the intent."""
@@ -80,8 +84,8 @@ def _check_outputs(args) -> None:
         return
     if args.command == "data":
         files.plan_in("--data", args.data, ["manifest.json"], [("the training prompts", TRAIN_PROMPTS), *read],
-                      args.force, parents=True)
-        files.plan_in("--features", args.features, [], read, args.force, parents=True)
+                      args.force)
+        files.plan_in("--features", args.features, [], read, args.force, parents=True)  # the cache's: made whole
         files.announce(prog, [("--data", args.data), ("--features", args.features)])
         return
     if args.command == "stop" and not (args.out or args.draft.startswith("trained")):
