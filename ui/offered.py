@@ -32,7 +32,6 @@ class Refused(ValueError):
     """A choice the operator does not offer; the message is one line for the visitor."""
 
 
-HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
 MAX_ENTRY = 300  # characters: a path or a hub id, not a paste of something else
 
 
@@ -41,9 +40,9 @@ def _entries(name: str) -> list[str]:
 
 
 def _usable(entry: str) -> bool:
-    """A listed model, draft or weights: a hub id or a path that exists, nothing a page could not show."""
-    return (len(entry) <= MAX_ENTRY and entry.isprintable()
-            and (bool(HUB_ID.fullmatch(entry)) or os.path.exists(os.path.expanduser(entry))))
+    """A listed model, draft or weights a page can show and a loader can be given: printable, of a path's
+    length (whether it loads is the loader's to say, in an error box, when a visitor picks it)."""
+    return len(entry) <= MAX_ENTRY and entry.isprintable()
 
 
 def _listed(name: str) -> list[str]:
@@ -134,7 +133,7 @@ def problems() -> list[str]:
         except Refused as e:
             found.append(str(e))
     for name in (MODELS, DRAFTS, WEIGHTS):
-        found += [f"{name}: {x[:80]!r} is neither a hub id nor an existing path: left out"
+        found += [f"{name}: {x[:80]!r} is not printable or longer than {MAX_ENTRY} characters: left out"  # not taught
                   for x in _entries(name) if not _usable(x)]
     return found
 
@@ -144,7 +143,8 @@ def check_at_start() -> list[str]:
     """problems(), logged once per process (the first page a visitor opens after the server starts)."""
     found = problems()
     for line in found:
-        print(f"paradec: operator setting refused: {files.printable(line)}", file=sys.stderr, flush=True)
+        print(f"paradec: operator setting refused: {files.printable(line)}", file=sys.stderr,  # not taught
+              flush=True)
     return found
 
 

@@ -87,7 +87,7 @@ class _Call:
         self.url, self.body, self.timeout, self.dropped = url, body, timeout, False
         self.said = {STOPPED: _(STOPPED), REFUSED: _(REFUSED), UNREACHABLE: _(UNREACHABLE)}  # see STOPPED
         try:
-            http_url(url, "the backend URL")  # ui.offered parsed the operator's: this is for other callers
+            http_url(url, "the backend URL")  # not taught: ui.offered parsed the operator's, this is for other callers
         except AddressError:
             raise BackendError(_("the backend URL {url} is not an http(s) URL").format(url=repr(url[:80]))) from None
         parts = urlsplit(url)
