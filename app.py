@@ -13,13 +13,10 @@ st.set_page_config(page_title=_("paradec: parallel decoding, step by step"),
                    page_icon=str(ROOT / "assets" / "favicon.png"), layout="wide",
                    initial_sidebar_state="collapsed" if presenter.from_link() else "auto")
 
-# The pages as ui.guide lists them (home: the default, at the root)
-PAGES = [st.Page(file, title=_(title), icon=icon, url_path=path or None, default=not path)
-         for path, (file, title, icon) in guide.PAGES.items()]
-
+# The pages as ui.guide lists them: every method's from its description in paradec.catalog, then the others
 offered.check_at_start()  # the operator's settings, once per process: a bad one is a line in the log
-page = st.navigation(PAGES)
+page = st.navigation(list(guide.navigation().values()))
 sidebar.render()
 style.compact()
 page.run()
-guide.next_link(guide.PAGES[page.url_path][0] if page.url_path in guide.PAGES else "")
+guide.next_link(page.url_path)

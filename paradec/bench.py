@@ -18,9 +18,9 @@ import torch
 from . import bench_batch, bench_report, methods
 from .costs import machine
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
+from .production import config as engine_config
+from .production import workload
 from .runner import Request, Runner
-from .serving.production import config as engine_config
-from .serving.production import workload
 from .traces.files import printable
 from .tuning import presets
 
@@ -126,7 +126,7 @@ class Options:
     per_category: int = 0
     limit: int = 0
     preset: str | None = None  # the preset file the methods' settings came from, as the report names it
-    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.costs.memory)
+    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.bench_memory)
     batch: tuple[int, ...] = ()  # batch sizes: every method also decodes the prompts in batches (paradec.bench_batch)
 
     def sampling(self) -> dict:
@@ -193,9 +193,9 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
 
 
 def measure_memory(runner: Runner, names: dict, row: dict, request) -> dict:
-    """Every row's memory (paradec.costs.memory), one untimed run each on the first prompt, after the timed ones;
+    """Every row's memory (paradec.bench_memory), one untimed run each on the first prompt, after the timed ones;
     request(method, pairs) is the row's Request for a method."""
-    from .costs import memory
+    from . import bench_memory as memory
 
     print("bench: memory, one untimed run per method on the first prompt", file=sys.stderr)
     found = {}

@@ -17,7 +17,7 @@ SCHEMA = 2  # 2: acceptance over tested drafts beside drafted_accepted (schema 1
 KIND = "paradec-bench"
 METRICS = ("speedup", "tau", "acceptance", "drafted_accepted", "tokens_per_s", "identical_runs", "runs")
 MAX_BYTES = 20 * 2**20
-# paradec.costs.memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
+# paradec.bench_memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
 # between steps, a step's activations, and the peak (weights + the run's highest allocation)
 MEMORY_FIELDS = ("weights_target", "weights_packed", "weights_draft", "weights_heads", "kv", "held", "activations",
                  "peak")
@@ -63,7 +63,7 @@ def metrics(recs: list, ar: list | None) -> dict:
 
 
 def engine_metrics(recs: list, base: list | None) -> dict:
-    """A production engine's requests (paradec.serving.production): its tokens/s over its baseline URL's on the
+    """A production engine's requests (paradec.production): its tokens/s over its baseline URL's on the
     same prompts (None without a baseline; identical_runs compares their texts), τ from the engine's own
     counts of verify steps and accepted drafts (1.00 for a baseline: it drafts nothing), None where it
     reports no counts (SGLang: see the report's engines section)."""

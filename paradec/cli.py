@@ -100,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
                    help="batch sizes, e.g. 1,2,4,8,16: every method also decodes the prompts in batches of each "
                         "size (by_batch in the results)")
     _sampling_args(b)
-    from .tuning.tune import add_parser as tune_parser
+    from .tuner.tune import add_parser as tune_parser
 
     tune_parser(sub, _sampling_args, integer)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
@@ -129,7 +129,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _ray_address(text: str) -> str:
-    from .serving.address import AddressError, ray_address
+    from .production.address import AddressError, ray_address
 
     try:
         return ray_address(text)
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_command(args)
         if args.command == "tune":
-            from .tuning.tune import tune_command
+            from .tuner.tune import tune_command
 
             return tune_command(args)
         if args.command == "serve" and (args.ray or args.ray_address):

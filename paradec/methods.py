@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 
 from . import catalog
-from .drafters.base import Drafter
+from .core.drafter import Drafter
 from .traces import files
 
 
@@ -25,8 +25,9 @@ def one_line(message: str, most: int) -> str:
 def check_method(method: str) -> type[Drafter]:
     """The method's drafter class; InputError for an unknown method."""
     module, _, cls = describe(method).drafter.partition(":")
-    library = f"paradec.drafters.{module}"
-    return getattr(importlib.import_module(library if importlib.util.find_spec(library) else module), cls)
+    library = f"paradec.drafters.{module}"  # a short name is a drafter file's; a dotted one is absolute
+    dotted = "." in module or importlib.util.find_spec(library) is None
+    return getattr(importlib.import_module(module if dotted else library), cls)
 
 
 def describe(method: str) -> catalog.Method:

@@ -15,9 +15,9 @@ from functools import cached_property
 
 from . import methods, models
 from .core.steps import Step
+from .lanes import Lane, Turn
 from .models import Loaded, lora
 from .run import MAX_BATCH, check_pair, decode, decode_batch, resolve_params, validate
-from .serving.lanes import Lane, Turn
 from .traces.trace import Trace
 
 MAX_DRAFTS = 4  # draft models kept per target (the oldest goes first)

@@ -1,9 +1,10 @@
 """`make messages`: bring the French catalogue (locale/fr/LC_MESSAGES/paradec.po, ui/i18n.py) in step with the code.
 
-The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_) and the labels
-and help of every method's parameters, which paradec.catalog holds (paradec never imports the app, so it marks
-nothing: the controls translate them where they are drawn). New strings enter the catalogue untranslated, strings
-the code no longer has leave it, translations stay. tests/test_i18n.py then fails until every entry is French."""
+The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_), and what
+paradec.catalog holds: every method's page title and link label, and its parameters' labels and help (paradec
+never imports the app, so it marks nothing: the app translates them where they are drawn). New strings enter the
+catalogue untranslated, strings the code no longer has leave it, translations stay. tests/test_i18n.py then fails
+until every entry is French."""
 from __future__ import annotations
 
 import sys
@@ -26,6 +27,7 @@ def marked() -> list[str]:
 
     found = [msg for _, _, msg, _, _ in extract_from_dir(ROOT, method_map=METHOD_MAP, keywords=KEYWORDS)]
     params = [p for m in catalog.METHODS.values() for p in m.params]
+    found += [text for m in catalog.METHODS.values() for text in (m.title, m.link) if text]  # the pages' names
     found += [text for p in params for text in (p.label, p.help) if text]
     return list(dict.fromkeys(found))
 

@@ -63,7 +63,7 @@ def test_report_schema(results, tiny_dir):
     assert report["methods"]["hf_generate"]["acceptance_by_position"] == []
     assert ar["acceptance"] is None is report["methods"]["hf_generate"]["acceptance"]  # nothing drafted: no α
     assert 0 <= sps["drafted_accepted"] <= sps["acceptance"] <= 1  # tested drafts are among the drafted ones
-    mem = report["memory"]["methods"]  # paradec.costs.memory: one untimed run per paradec row
+    mem = report["memory"]["methods"]  # paradec.bench_memory: one untimed run per paradec row
     assert set(mem) == {"ar", "pld", "sps"} and mem["sps"]["weights_draft"] > 0 == mem["ar"]["weights_draft"]
     assert all(m["peak"] >= m["weights_target"] > 0 for m in mem.values())
 

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import draft_length as dl
-from paradec.drafters.base import Drafter
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.models import load_draft
 from paradec.train.__main__ import main as train_main

@@ -115,7 +115,7 @@ def test_a_model_too_big_for_the_device_is_one_line(tiny_dir, monkeypatch):
 
     freed = []
     monkeypatch.setattr(torch.nn.Module, "to", full)  # a test stands in for a full GPU
-    monkeypatch.setattr(models, "free_memory", lambda: freed.append(True))
+    monkeypatch.setattr(models.devices, "free_memory", lambda: freed.append(True))
     with pytest.raises(models.ModelError, match="out of memory on cpu") as e:
         models.load(str(tiny_dir), "cpu")
     assert "\n" not in str(e.value) and freed == [True]

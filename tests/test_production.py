@@ -11,8 +11,8 @@ import pytest
 
 from paradec import bench_report
 from paradec.cli import main
-from paradec.serving.production import config, steps, vllm, workload
-from paradec.serving.production.config import EngineError
+from paradec.production import config, steps, vllm, workload
+from paradec.production.config import EngineError
 from paradec.traces.trace import Trace
 from tools.standin_engine import Running, StandIn
 
@@ -224,7 +224,7 @@ def test_bench_refuses_an_unreachable_engine_before_loading_anything(tmp_path, p
 # ---------------------------------------------------------------- serve --engine (the service's start-up option)
 
 def post(url: str, body: dict) -> tuple[int, dict]:
-    from paradec.serving.production.client import call, json_of
+    from paradec.production.client import call, json_of
 
     status, raw = call(url, body)
     return status, json_of(raw, url)
@@ -247,7 +247,7 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
             time.sleep(0.02)
         base = f"http://127.0.0.1:{server.config.port}"
         try:
-            from paradec.serving.production.client import call, json_of
+            from paradec.production.client import call, json_of
 
             listed = json_of(call(base + "/engines")[1], base)
             assert [e["name"] for e in listed] == ["vllm", "sglang"] and engine.url not in json.dumps(listed)

@@ -57,8 +57,8 @@ def test_no_import_circles():
 # The entry points and the ones each may import: the runner is below all of them, and the command line
 # hands its serve and tune subcommands to the service and the tuner. The benchmark (paradec/bench.py) is
 # library code that the command line and the app's live mode both call; it imports no entry point.
-ENTRY_POINTS = {"paradec/cli.py": {"paradec.serving.serve", "paradec.tuning.tune"}, "paradec/serving/serve.py": set(),
-                "ui/live.py": set(), "paradec/tuning/tune.py": set(), "scripts/record_traces.py": set()}
+ENTRY_POINTS = {"paradec/cli.py": {"paradec.serving.serve", "paradec.tuner.tune"}, "paradec/serving/serve.py": set(),
+                "ui/live.py": set(), "paradec/tuner/tune.py": set(), "scripts/record_traces.py": set()}
 
 
 def _imports(path: Path) -> set[str]:

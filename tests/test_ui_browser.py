@@ -34,7 +34,7 @@ PLAYERS = {"/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", 
 def test_the_pages_checked_are_the_apps():
     from ui import guide
 
-    assert PAGES == {f"/{path}" for path in guide.PAGES} and PLAYERS < PAGES
+    assert PAGES == {f"/{path}" for path in guide.pages()} and PLAYERS < PAGES
 
 
 def _missing() -> str | None:

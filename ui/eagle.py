@@ -8,6 +8,7 @@ import statistics
 import plotly.graph_objects as go
 import streamlit as st
 
+from paradec import catalog
 from paradec.costs.speccost import SpecStep
 from paradec.plots import eagle as plots
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
@@ -18,7 +19,7 @@ from .i18n import N_, _
 from .stage import Extra, Panel
 from .style import chart, header
 
-VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
+VERSIONS = {m.name: m.version for m in catalog.on_page("eagle") if m.version}  # the catalogue's versions
 RERANK = "rerank"
 COMPARE_PANELS = [  # figure, title, label, help (translated where shown)
     ("tau", "τ", FROM_RUN, N_("Tokens committed per target forward, bonus included, per version (AR = 1.00).")),

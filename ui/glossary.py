@@ -193,4 +193,4 @@ def _where(term: Term, query: str) -> str:
     if not term.view:
         return _("not shown in the app")
     what = f" ({_(term.where)})" if term.where else ""
-    return f"[{_(guide.PAGES[term.view][1])}](/{term.view}{query}){what}"
+    return f"[{guide.title(term.view)}](/{term.view}{query}){what}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import re
 
+from paradec.core import records
 from paradec.core.steps import Node
 from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
@@ -47,6 +48,9 @@ def step_story(trace: Trace, i: int) -> str:
             else _(LAST[last]) if last in LAST else "")
     proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
                  "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
+        proposed += " " + _("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
+            ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
     values = {"verified": s.verified, "accepted": len(s.accepted), "tested": len(tested)}
     if last == "accepted":
         checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "

@@ -11,8 +11,8 @@ import sys
 
 import streamlit as st
 
-from paradec.serving.address import AddressError, http_url
-from paradec.serving.production import config as engine_config
+from paradec.production import config as engine_config
+from paradec.production.address import AddressError, http_url
 from paradec.traces import files
 from paradec.tuning import preset_file, presets
 

@@ -1,5 +1,5 @@
-"""A method page: explanation, the method's parameters, the trace source, the replay and sharing.
-A new method adds a page file that calls method_page with its own text and widgets."""
+"""A method page: explanation, the method's parameters, the trace source, the replay and sharing. A method's page
+file calls method_page with its own text and widgets; a method without one gets generic_page, from its description."""
 from __future__ import annotations
 
 import time
@@ -7,10 +7,13 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from paradec import catalog
 from paradec.traces.trace import Trace, TraceError
 
 from . import classroom, live, presenter, sources
-from .i18n import N_, _
+from .controls import controls
+from .i18n import _
+from .presets import DEFAULT_DRAFT
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
@@ -210,11 +213,17 @@ def _versus_ar(key: live.Key, trace: Trace, where) -> None:
         ar_rate=ar.new_tokens / max(ar.wall_s, 1e-9), tau=trace.tau, same=same), icon=":material/speed:")
 
 
-PAGE_NAMES = {"ar": N_("Autoregressive"), "sps": N_("Speculative sampling"), "pld": N_("Prompt lookup"),
-              "jacobi": "Jacobi", "cllm": "Jacobi", "lookahead": "Lookahead", "medusa": "Medusa",
-              "eagle": N_("EAGLE-1/2/3 (version EAGLE-1)"), "eagle2": N_("EAGLE-1/2/3 (version EAGLE-2)"),
-              "eagle3": N_("EAGLE-1/2/3 (version EAGLE-3)"), "early_exit": N_("Early exit"),
-              "mirror": N_("Parallel draft-and-verify")}  # the sidebar's names (method names stay as they are)
+def generic_page(method: str) -> None:
+    """The page of a method without a page file of its own (views/<page>.py): its description's summary, what it
+    needs, every parameter's control, and the same player, replay and live runs as every method page."""
+    m = catalog.METHODS[method]
+    intro = _("**{title}** ({family}): {summary}.").format(title=_(m.title), family=_(m.family),
+                                                             summary=_(m.summary))
+    how = _("Lossless: {lossless}. Its steps follow the one loop every method shares: propose, verify in one "
+            "target forward, accept, commit.").format(lossless=_(m.lossless))
+    names = [p.name for p in m.params]
+    method_page(method, _(m.title), intro, how, lambda: controls(method, names) if names else {},
+                draft=lambda: DEFAULT_DRAFT if m.needs == "draft" else None)
 
 
 def import_box(method: str) -> None:
@@ -235,5 +244,6 @@ def import_box(method: str) -> None:
         st.info(note)
     sources.keep_imported(trace)
     if sources.page_of(trace.method) != method:
-        page = _(PAGE_NAMES[trace.method]) if trace.method in PAGE_NAMES else trace.method
+        described = catalog.METHODS.get(trace.method)
+        page = _(described.title) if described else trace.method
         st.warning(_("This is a {method!r} trace: the {page} page replays it.").format(method=trace.method, page=page))

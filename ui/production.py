@@ -11,8 +11,8 @@ from paradec.plots import kpis
 from paradec.plots.arena import bars_figure
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
-from paradec.serving.production import workload
-from paradec.serving.production.config import EngineError, Peer
+from paradec.production import workload
+from paradec.production.config import EngineError, Peer
 from paradec.traces.trace import Trace
 
 from . import live, offered, player, stage

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
-from paradec.serving.address import AddressError, http_url
+from paradec.production.address import AddressError, http_url
 from paradec.traces.trace import MAX_TRACE_BYTES, Trace, TraceError
 
 from .i18n import N_, _

@@ -11,7 +11,6 @@ this machine is in paradec.costs.machine, the speculative step's cost model in p
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from types import SimpleNamespace
 
 # Bytes per element. tf32 is a tensor-core mode: the data stays 4-byte float32 in memory.
 DTYPE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
@@ -85,15 +84,6 @@ class ModelShape:
 
     def __post_init__(self):
         object.__setattr__(self, "head_dim", self.head_dim or self.hidden // self.heads)
-
-    @classmethod
-    def from_config(cls, config, name: str = "", dtype_bytes: int = 2) -> "ModelShape":
-        """From a Hugging Face config object or its dict (duck-typed attribute names)."""
-        c = SimpleNamespace(**config) if isinstance(config, dict) else config
-        heads = c.num_attention_heads
-        return cls(name or getattr(c, "_name_or_path", "") or "model", c.num_hidden_layers, c.hidden_size, heads,
-                   getattr(c, "num_key_value_heads", None) or heads, c.intermediate_size, c.vocab_size,
-                   bool(getattr(c, "tie_word_embeddings", False)), dtype_bytes, getattr(c, "head_dim", None) or 0)
 
     def with_dtype(self, dtype: str) -> "ModelShape":
         return replace(self, dtype_bytes=DTYPE_BYTES[dtype])

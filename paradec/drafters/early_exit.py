@@ -20,7 +20,7 @@ from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
-from .base import first_line
+from ..core.errors import first_line
 from .chain import ChainDrafter
 from .subset import VocabSubset, read_weights, save_weights
 

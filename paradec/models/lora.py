@@ -17,7 +17,7 @@ from torch import nn
 
 from .. import methods
 from ..traces import files
-from . import Loaded, ModelError, with_fast
+from .loaded import Loaded, ModelError, with_fast
 
 WEIGHTS = "adapter.safetensors"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")

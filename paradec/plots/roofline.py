@@ -52,9 +52,10 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     if step:
         fig.add_traces(_step(hw, m, dtype, step))
     xs = [x for tr in fig.data for x in tr.x]
-    ridge, peak = hw.ridge(dtype), hw.peak(dtype)
+    ridge = hw.ridge(dtype)
     lo, hi = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
-    fig.add_trace(go.Scatter(x=[lo, ridge, hi], y=[lo * hw.bandwidth, peak, peak], mode="lines", name="roof",
+    roof = [lo, ridge, hi]  # the bend at the ridge: the line of bandwidth, then the flat of the peak
+    fig.add_trace(go.Scatter(x=roof, y=[roofline.attainable(hw, dtype, x) for x in roof], mode="lines", name="roof",
                              line=dict(color="black", width=2), hoverinfo="skip"))
     fig.add_vline(x=ridge, line=dict(color="gray", dash="dot"))
     fig.add_annotation(x=ridge, y=1, yref="paper", text=f"ridge {ridge:.3g} FLOP/byte", showarrow=False,

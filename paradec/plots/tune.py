@@ -1,4 +1,4 @@
-"""A tune run (paradec.tuning.tune) as a figure: every candidate's speed-up against τ on the prompts it reached, its
+"""A tune run (paradec.tuner.tune) as a figure: every candidate's speed-up against τ on the prompts it reached, its
 settings on hover, the Pareto front joined, the chosen setting and the defaults marked."""
 from __future__ import annotations
 

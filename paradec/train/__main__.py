@@ -64,7 +64,7 @@ def _writes(args) -> tuple[str, list[str]] | None:
 
     card = ["card.md", CHECKPOINT]
     return {"medusa": lambda: (args.out, [medusa_heads.OURS, "stats.json", *card]),
-            "draft": lambda: (args.out, [draft_model.WEIGHTS, *card]),
+            "draft": lambda: (args.out, [draft_model.WEIGHTS, "stats.json", *card]),
             "eagle": lambda: (args.out or str(EAGLE[args.version]), ["head.safetensors", "config.json", *card]),
             "early_exit": lambda: (args.out, [exits.WEIGHTS, exits.STATS, *card]),
             "cllm": lambda: (args.out, [lora.WEIGHTS, "stats.json", *card]),

@@ -162,8 +162,9 @@ def add_parser(sub) -> None:
 
 def command(args, argv) -> int:
     from ..bench import load_prompts
+    from ..cache import cache_dir
     from ..drafters.cllm import Cllm
-    from ..models import cache_dir, load
+    from ..models import load
     from .selfdistill import SPECBENCH, command_line, training_prompts
 
     torch.set_num_threads(args.threads)

@@ -12,6 +12,7 @@ Rows are stripped of their left padding and right-padded in batches, so position
 start at 0 on each row's first real token and causal attention never sees a pad."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -203,6 +204,7 @@ def command(args, argv) -> int:
     cmd = command_line(argv)
     shown = published(data)
     files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
+    files.write_atomic(out / "stats.json", json.dumps({"target": target.name, **facts}, indent=1) + "\n")  # pages
     done(out)
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
           file=sys.stderr)

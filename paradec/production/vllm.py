@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from ...core.tree import MAX_NODES
+from ..core.tree import MAX_NODES
 from .config import EngineError
 
 PREFIX = "vllm:spec_decode_"

@@ -1,4 +1,5 @@
-"""The one drafter interface: every method is a Drafter, the decode loop never asks which.
+"""The one drafter interface: every method is a Drafter, the decode loop never asks which. The interface itself
+proposes nothing: it is the AR baseline (catalog: "ar").
 
 A drafter object belongs to one run (it may hold a KV cache of its own); the models it
 reads are shared and never modified.
@@ -7,9 +8,9 @@ from __future__ import annotations
 
 import torch
 
-from ..core.records import Record
-from ..core.sampling import Sampler
-from ..core.steps import Draft, Verified
+from .records import Record
+from .sampling import Sampler
+from .steps import Draft, Verified
 
 
 class Drafter:
@@ -56,11 +57,3 @@ class Drafter:
         more in the verify pass (what commit added, what acceptance decided: outcome, a
         paradec.core.verify.Outcome), a completed copy of it. Records are frozen: never changed in place."""
         return draft.record
-
-
-def first_line(e: Exception, limit: int = 200) -> str:
-    """An error's first line, cut short: a reader's message may go on to list a file's tensors."""
-    if isinstance(e, KeyError):  # str() of a KeyError is just the key
-        return f"no {str(e)[:limit]} in it: not a file of this kind"
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0][:limit]

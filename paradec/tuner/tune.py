@@ -1,6 +1,6 @@
 """python -m paradec tune: each method's settings searched for this machine and a task, in one process.
 
-For each method: candidate settings (paradec.tuning.tune_search: its defaults, as the device profile sizes them, and
+For each method: candidate settings (paradec.tuner.tune_search: its defaults, as the device profile sizes them, and
 settings drawn from the catalog's `tune` values) decode the search prompts (the prompt file's training split)
 under successive halving, AR beside them on every prompt; then the finalists and the defaults decode the
 held-out prompts, interleaved with AR prompt by prompt, and the fastest there is the method's preset, the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import methods
 from ..traces import files
-from . import preset_file
+from ..tuning import preset_file
 from . import tune_search as search
 from .tune_final import final, record
 

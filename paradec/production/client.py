@@ -5,7 +5,7 @@ import http.client
 import json
 from urllib.parse import urlsplit
 
-from ...traces import safe_json
+from ..traces import safe_json
 from .config import EngineError
 
 MAX_BYTES = 16 * 2**20  # an answer larger than this is not one of the engine's

@@ -10,7 +10,7 @@ server ever decoded, not this run's alone. It is absent until speculation has de
 always without --speculative-algorithm."""
 from __future__ import annotations
 
-from ...core.tree import MAX_NODES
+from ..core.tree import MAX_NODES
 from .client import call, json_of
 from .config import EngineError
 

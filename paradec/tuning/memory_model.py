@@ -1,4 +1,4 @@
-"""The memory model of the GPU presets (paradec.tuning.presets), split as paradec.costs.memory measures a run:
+"""The memory model of the GPU presets (paradec.tuning.presets), split as paradec.bench_memory measures a run:
 weights (the target, and the draft or heads the method reads), the KV cache at a context length (the target's
 with the verify pass's rows before compaction, a draft model's, an EAGLE head's one layer)
 and a verify pass's activations.
@@ -7,12 +7,11 @@ Analytic (bf16 weights and caches, float32 logits); every method's tree is sized
 Pure Python: the Roofline page draws it at 4k and 32k tokens of context."""
 from __future__ import annotations
 
-from ..tuning.presets import PRESETS, Preset
+from .. import catalog
+from .presets import PRESETS, Preset
 
 CONTEXTS = (4096, 32768)
 VERIFY = 64  # tokens a GPU verify pass carries: paradec.tuning.presets.verify_budget's cap for large cards
-USES = {"sps": "draft", "mirror": "draft", "medusa": "medusa", "eagle": "eagle", "eagle2": "eagle",
-        "eagle3": "eagle3"}  # the preset models (by role) each method reads besides the target
 # (layers, hidden, intermediate, vocab) of each preset's target, from its config.json
 SHAPES = {"HuggingFaceTB/SmolLM2-1.7B-Instruct": (24, 2048, 8192, 49152),
           "Qwen/Qwen2.5-7B-Instruct": (28, 3584, 18944, 152064), "lmsys/vicuna-7b-v1.3": (32, 4096, 11008, 32000),
@@ -24,7 +23,8 @@ def split(preset: Preset, method: str, context: int) -> dict:
     """Bytes: weights_target, weights_extra, kv, activations, total."""
     target = preset.target
     layers, hidden, inter, vocab = SHAPES[target.repo]
-    extra = preset.role(USES[method])[:1] if method in USES else []
+    uses = catalog.METHODS[method].uses  # the preset model (by role) the method reads besides the target
+    extra = preset.role(uses)[:1] if uses else []
     rows = 1 if method == "ar" else VERIFY
     kv = target.kv_bytes_per_token * (context + rows)
     kv += sum(m.kv_bytes_per_token * context for m in extra)  # a draft model's own cache

@@ -9,9 +9,9 @@ acceptance length, 1 + accepted / steps. A last step that ran past the token bud
 output ends, as paradec cuts its own (what was accepted beyond it counts as unreached)."""
 from __future__ import annotations
 
-from ...core.steps import Node, Step
-from ...traces.trace import Trace
-from ...traces.trace_check import MAX_STEPS
+from ..core.steps import Node, Step
+from ..traces.trace import Trace
+from ..traces.trace_check import MAX_STEPS
 from .config import Peer
 
 PLACEHOLDER_IDS = "positions in the sequence, not vocabulary ids: the engine reports counts, not tokens"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..address import AddressError, http_url
+from .address import AddressError, http_url
 
 ENV = "PARADEC_ENGINE"  # the app's operator setting, read from the environment
 KINDS = ("vllm", "sglang")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from .. import methods
+from . import methods
 
 MARK = "paradec.step_end"
 HOW = ("weights measured (tensor bytes by owner; packed: the CPU kernel's copy of the target's projections); kv "
@@ -86,8 +86,8 @@ def widest_rows(trace) -> int:
 
 def measure(target, method: str, prompt: str, params=None, draft=None, **settings) -> dict:
     """One untimed run of method on prompt: its memory (bytes, bench_report.MEMORY_FIELDS) and the trace it decoded."""
-    from ..run import run
-    from ..tuning.presets import device_info, device_profile
+    from .run import run
+    from .tuning.presets import device_info, device_profile
 
     sized = device_profile(device_info(target.device)).params(method)  # what run() builds, built here too
     parsed = methods.resolve(method, methods.parse_params(method, params or {}), sized)

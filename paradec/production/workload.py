@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from ...traces.trace import Trace
-from ...traces.trace_check import MAX_PROMPT_IDS
+from ..traces.trace import Trace
+from ..traces.trace_check import MAX_PROMPT_IDS
 from . import sglang, vllm
 from .client import Unreachable, call, json_of, message
 from .config import EngineError, Peer
