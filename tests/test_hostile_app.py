@@ -294,9 +294,10 @@ def test_the_app_serves_every_page_with_every_setting_bad(monkeypatch, hostile_f
 
 
 @pytest.mark.slow
-def test_a_real_server_logs_each_bad_setting_once_and_serves(hostile_folder):
-    """`streamlit run app.py` with bad settings: the first session logs one line per setting (not per page or
-    visitor), and the page it asked for is drawn without an exception."""
+def test_a_real_server_logs_each_bad_setting_once_and_serves_every_page(hostile_folder):
+    """`streamlit run app.py` with every setting bad: the first session logs one line per setting (not one per
+    page or visitor), and every page, opened live by a visitor of its own, is drawn without an exception, with
+    the preset's notice."""
     import asyncio
     import socket
     import subprocess
@@ -307,6 +308,8 @@ def test_a_real_server_logs_each_bad_setting_once_and_serves(hostile_folder):
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+    from ui import guide
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -315,21 +318,24 @@ def test_a_real_server_logs_each_bad_setting_once_and_serves(hostile_folder):
                                "--server.address", "127.0.0.1"], env=env, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, start_new_session=True)
 
-    async def session() -> list[str]:
-        """One visitor's first page: the elements the script drew that are exceptions."""
-        async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"]) as ws:
+    async def visit(page: str) -> tuple[list[str], list[str]]:
+        """A visitor's first view of a page, live (a classroom link's source=live): its exceptions and alerts."""
+        async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None) as ws:
             msg = BackMsg()
-            msg.rerun_script.query_string = ""
+            msg.rerun_script.query_string, msg.rerun_script.page_name = "source=live", page
             await ws.send(msg.SerializeToString())
-            raised = []
+            raised, alerts = [], []
             while True:
                 forward = ForwardMsg()
                 forward.ParseFromString(await asyncio.wait_for(ws.recv(), 120))
                 element = forward.delta.new_element
                 if forward.WhichOneof("type") == "delta" and element.WhichOneof("type") == "exception":
-                    raised.append(element.exception.message)
+                    raised.append(f"{page}: {element.exception.message}")
+                if forward.WhichOneof("type") == "delta" and element.WhichOneof("type") == "alert":
+                    alerts.append(element.alert.body)
                 if forward.WhichOneof("type") == "script_finished":
-                    return raised
+                    return raised, alerts
 
     try:
         end = time.monotonic() + 120
@@ -340,7 +346,10 @@ def test_a_real_server_logs_each_bad_setting_once_and_serves(hostile_folder):
             except OSError:
                 assert time.monotonic() < end and server.poll() is None, "the server did not start"
                 time.sleep(0.2)
-        assert asyncio.run(session()) == [] and asyncio.run(session()) == []
+        for page in guide.pages():
+            raised, alerts = asyncio.run(visit(page))
+            assert raised == [], raised
+            assert any(offered.PRESET in a for a in alerts) and any(offered.BACKEND in a for a in alerts), alerts
     finally:
         os.killpg(server.pid, 15)
         log = server.communicate(timeout=30)[0]

@@ -307,16 +307,19 @@ def _decode(tiny_dir, trace) -> list:
 
 def test_a_reader_that_left_ends_the_command_quietly_with_the_trace_written(capfd, monkeypatch, d, tiny_dir):
     """EPIPE (`run ... | head -c 10` once head has gone): exit 141, as a shell reports a writer its reader left,
-    nothing on stderr after what it said it would write, and the trace written before the text is whole."""
+    nothing on stderr after what it said it would write, and the trace written before the text is whole (in
+    the file the link given as --trace points to, the link kept)."""
     class Left(io.StringIO):
         def write(self, text):
             raise BrokenPipeError(32, "Broken pipe")
 
+    link, target = d / "t.json", d / "elsewhere" / "target.json"  # and the trace goes through a link
+    link.symlink_to(target)
     monkeypatch.setattr(sys, "stdout", Left())
     monkeypatch.setattr(os, "dup2", lambda *fds: None)  # leave pytest's captured stdout and stderr where they are
-    code = main(list(map(str, _decode(tiny_dir, d / "t.json"))))
+    code = main(list(map(str, _decode(tiny_dir, link))))
     assert code == 141 and "error" not in capfd.readouterr().err
-    assert Trace.load(d / "t.json").token_ids
+    assert link.is_symlink() and Trace.load(target).token_ids
 
 
 @pytest.mark.slow
