@@ -17,7 +17,8 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
 KEYWORDS = {"_": None, "N_": None}
-METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python")]
+METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python"),
+              ("paradec/plots/**.py", "python")]  # the figures' words: N_, translated where shown (ui.figure_text)
 
 
 def marked() -> list[str]:

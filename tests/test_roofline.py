@@ -253,3 +253,13 @@ def test_page_tree_attention_section():
     pct = {k: [int(v.rstrip("%")) for v in shares[k]] for k in shares.columns[1:]}
     # a query per block: the 64 rows each reload the context, far more than DeFT's single load
     assert all(n > d for n, d in zip(pct["naive mask"], pct["DeFT"])) and pct["DeFT"] == sorted(pct["DeFT"])
+
+
+def test_a_pass_reaches_the_ridge_sooner_on_a_chip_with_a_lower_ridge():
+    """Where the page says extra tokens stop being free: the fewest tokens whose intensity reaches the ridge."""
+    n = roofline.crossing(H100, SMOL, "bfloat16", context=512)
+    shape = SMOL.with_dtype("bfloat16")
+    assert roofline.forward_cost(shape, n, 512, 1).intensity >= H100.ridge("bfloat16")
+    assert roofline.forward_cost(shape, n - 1, 512, 1).intensity < H100.ridge("bfloat16")
+    slow = roofline.Hardware("slow memory", {"bfloat16": H100.peak("bfloat16") / 20}, H100.bandwidth, "test")
+    assert roofline.crossing(slow, SMOL, "bfloat16", context=512) < n

@@ -172,6 +172,9 @@ function show(P, i) {
   if (P.storyOf !== f) P.story.innerHTML = f.story;
   P.storyOf = f;
   P.want = Object.assign({}, f.html, f.figs);
+  for (const [name, text] of Object.entries(f.alt || {})) {  // what a figure shows at this step, in words
+    if (P.figs[name]) { P.figs[name].setAttribute("role", "img"); P.figs[name].setAttribute("aria-label", text); }
+  }
   paint(P);
   later(P);
   note(P);

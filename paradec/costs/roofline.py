@@ -161,6 +161,24 @@ def attainable(hw: Hardware, dtype: str, intensity: float) -> float:
     return min(hw.peak(dtype), intensity * hw.bandwidth)
 
 
+def crossing(hw: Hardware, m: ModelShape, dtype: str, context: int = 0, batch: int = 1,
+             most: int = 4096) -> int | None:
+    """The fewest tokens in a pass (after `context` cached ones, at this batch) whose arithmetic intensity reaches
+    the chip's ridge: from there on the pass waits on arithmetic, not on memory. None: not within `most`."""
+    ridge, shape = hw.ridge(dtype), m.with_dtype(dtype)
+
+    def reaches(n: int) -> bool:
+        return forward_cost(shape, n, context, batch).intensity >= ridge
+
+    if not reaches(most):
+        return None
+    low, high = 1, most  # intensity grows with the tokens in the pass: a bisection finds the first
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if reaches(mid) else (mid + 1, high)
+    return low
+
+
 def forward_time(hw: Hardware, m: ModelShape, dtype: str, n: int, c: int = 0, b: int = 1,
                  logit_rows: int | None = None) -> float:
     return seconds(hw, dtype, forward_cost(m.with_dtype(dtype), n, c, b, logit_rows))
