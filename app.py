@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import guide, i18n, presenter, sidebar, style
+from ui import guide, i18n, offered, presenter, sidebar, style
 from ui.i18n import _
 
 ROOT = Path(__file__).resolve().parent
@@ -14,6 +14,7 @@ st.set_page_config(page_title=_("paradec: parallel decoding, step by step"),
                    initial_sidebar_state="collapsed" if presenter.from_link() else "auto")
 
 # The pages as ui.guide lists them: every method's from its description in paradec.catalog, then the others
+offered.check_at_start()  # the operator's settings, once per process: a bad one is a line in the log
 page = st.navigation(list(guide.navigation().values()))
 sidebar.render()
 style.compact()
