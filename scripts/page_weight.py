@@ -49,7 +49,8 @@ def measure(browser, url: str, width: int, height: int) -> dict:
     page.wait_for_function(READY, timeout=120_000)
     page.wait_for_timeout(500)
     metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
-    out = {"main_thread_ms": round(metrics["TaskDuration"] * 1000), "script_ms": round(metrics["ScriptDuration"] * 1000),
+    out = {"main_thread_ms": round(metrics["TaskDuration"] * 1000),
+           "script_ms": round(metrics["ScriptDuration"] * 1000),
            "dom_nodes": int(metrics["Nodes"]), "kb_fetched": round(sum(fetched) / 1024),
            "ready_s": round(time.monotonic() - t0, 2)}
     context.close()
