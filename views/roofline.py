@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import batching, memory, roofline
+from ui import batching, learn, memory, quiz, roofline
 from ui.i18n import _
 
 st.title(_("Roofline: why one token at a time wastes the hardware"))
@@ -11,6 +11,7 @@ waits on memory, and extra tokens ride along almost free: AR decoding sits far l
 k drafted tokens k + 1 times further right, a prefill near or past the ridge. Parallel decoding spends
 that free room; it pays only while the pass stays left of the ridge and τ beats the step's cost."""))
 
+quiz.questions("roofline", learn.roofline_questions())  # predict mode: before the measured curve is shown
 choice = roofline.choose()
 trace, i = roofline.pick_step()
 roofline.roofline_panel(choice, trace, i)
