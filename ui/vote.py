@@ -24,15 +24,17 @@ VOTER = "vote.voter"  # session state: this student's random name in the rooms
 NOTE = "vote.note"
 POLL_S = 2  # seconds between two looks at a room (the presenter's count, a student's question)
 LETTERS = "ABCDEFGHIJKLMNOP"
-REFUSALS = {  # the store's messages (English), as the visitor reads them
-    "no open class has this code": N_("No open class has the code {code}: check it, or ask for a new link (a class "
-                                      "closes three hours after its last use)."),
-    "this question is no longer open: the presenter has moved on": N_("The presenter has moved on: here is the new "
-                                                                       "question."),
-    "the answer is out: votes are closed": N_("The answer is out: votes are closed."),
-    "this class has as many voters as it can hold": N_("This class is full."),
-    "too many classes are open on this server; close one, or try again later": N_(
-        "Too many classes are open on this server: try again later."),
+REFUSALS = {  # the store's reasons (ui.vote_store), as the visitor reads them
+    "unknown": N_("No open class has the code {code}: check it, or ask for a new link (a class closes three hours "
+                  "after its last use)."),
+    "moved-on": N_("The presenter has moved on: here is the new question."),
+    "closed": N_("The answer is out: votes are closed."),
+    "full": N_("This class is full."),
+    "too-many-rooms": N_("Too many classes are open on this server: try again later."),
+    "not-presenter": N_("Only the presenter who opened this class can do that."),
+    "too-large": N_("This question is too large for a class vote."),
+    "bad-voter": N_("Your browser's name in the class is not valid: reload the page."),
+    "bad-choice": N_("That is not one of the choices."),
 }
 
 
@@ -47,7 +49,8 @@ def mine() -> tuple[str, str] | None:
 
 
 def refusal(e: Refused, code: str = "") -> str:
-    return _(REFUSALS.get(str(e), str(e))).format(code=code)
+    known = REFUSALS[str(e)]
+    return _(known).format(code=code)
 
 
 def _open() -> None:

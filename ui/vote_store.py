@@ -23,7 +23,7 @@ TTL_S = 3 * 3600  # a room closes this long after its last use
 
 
 class Refused(ValueError):
-    """A request the store turns down; its message is what the visitor reads (English, translated by the app)."""
+    """A request the store turns down; its message is a reason's name (ui.vote words it for the visitor)."""
 
 
 class Unknown(Refused):
@@ -55,14 +55,14 @@ class Rooms:
         self._expire()
         room = self._rooms.get(normal(code))
         if room is None:
-            raise Unknown("no open class has this code")
+            raise Unknown("unknown")
         room.used = self.clock()
         return room
 
     def _owned(self, code: str, token: str) -> Room:
         room = self._room(code)
         if not secrets.compare_digest(room.token, token):
-            raise Refused("only the presenter who opened this class can do that")
+            raise Refused("not-presenter")
         return room
 
     def open(self) -> tuple[str, str]:
@@ -70,7 +70,7 @@ class Rooms:
         with self._lock:
             self._expire()
             if len(self._rooms) >= self.max_rooms:
-                raise Refused("too many classes are open on this server; close one, or try again later")
+                raise Refused("too-many-rooms")
             code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
             while code in self._rooms:
                 code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
@@ -88,7 +88,7 @@ class Rooms:
         clears the votes and the reveal, the same id keeps them."""
         if len(json.dumps(question)) > MAX_QUESTION or len((question.get("question") or {}).get("choices", ())) > \
                 MAX_CHOICES:
-            raise Refused("this question is too large for a class vote")
+            raise Refused("too-large")
         with self._lock:
             room = self._owned(code, token)
             if room.question is None or room.question.get("id") != question.get("id"):
@@ -104,18 +104,18 @@ class Rooms:
     def vote(self, code: str, voter: str, choice: int, question_id: str) -> None:
         """A student's answer to the current question (a new answer replaces theirs until the reveal)."""
         if not isinstance(voter, str) or not 0 < len(voter) <= MAX_VOTER_ID:
-            raise Refused("a voter is named by a short string")
+            raise Refused("bad-voter")
         with self._lock:
             room = self._room(code)
             q = (room.question or {}).get("question")
             if q is None or room.question.get("id") != question_id:
-                raise Refused("this question is no longer open: the presenter has moved on")
+                raise Refused("moved-on")
             if room.revealed:
-                raise Refused("the answer is out: votes are closed")
+                raise Refused("closed")
             if type(choice) is not int or not 0 <= choice < len(q["choices"]):
-                raise Refused("not one of the choices")
+                raise Refused("bad-choice")
             if voter not in room.votes and len(room.votes) >= self.max_voters:
-                raise Refused("this class has as many voters as it can hold")
+                raise Refused("full")
             room.votes[voter] = choice
 
     def view(self, code: str, voter: str | None = None) -> dict:
