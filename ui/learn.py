@@ -9,11 +9,12 @@ import streamlit as st
 
 from paradec.learn import exercises, roofline
 
-from . import glossary, narrate
+from . import narrate
 from .i18n import _, lang
+from .terms import SECTIONS
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-TERMS = {t.en: t for terms in glossary.SECTIONS.values() for t in terms}
+TERMS = {t.en: t for terms in SECTIONS.values() for t in terms}
 
 
 def text(t: list) -> str:
