@@ -201,8 +201,9 @@ function veil(P, pre) {  // while a question waits: what the step's outcome woul
   P.wrap.classList.toggle("pd-asking", !!pre);
   for (const [name, box] of Object.entries(P.figs))
     box.parentElement.classList.toggle("pd-veil", !!pre && !(name in pre.html || name in pre.figs));
-  if (pre) document.body.dataset.pdAsking = P.ns;  // the details under the player (CSS: player.css)
-  else if (document.body.dataset.pdAsking === P.ns) delete document.body.dataset.pdAsking;
+  // the details under the player (CSS: learn.css); a page has one player, and the body outlives a page
+  if (pre) document.body.dataset.pdAsking = P.ns;
+  else delete document.body.dataset.pdAsking;
 }
 
 function ask(P, f, i) {

@@ -9,7 +9,7 @@ import streamlit as st
 
 from paradec import catalog
 
-from . import learn, predict
+from . import learn, predict, presenter
 from .i18n import _
 
 HERE = Path(__file__).resolve().parent
@@ -28,10 +28,12 @@ def exercises(page: str) -> None:
     items = learn.page_exercises(page)
     if not items:
         return
-    st.subheader(_("Exercises"))
-    st.caption(_("Checked against the recorded runs as you answer: a wrong answer gets a hint, two a way to see the "
-                 "answer. Numbers may be rounded to two decimals."))
-    _QUIZ(key=f"quiz.{page}", data={"page": page, "exercises": items, "labels": learn.labels()})
+    if not presenter.on():
+        st.subheader(_("Exercises"))
+    with presenter.fold(_("Exercises")):  # a projector's page keeps to the player; folded there
+        st.caption(_("Checked against the recorded runs as you answer: a wrong answer gets a hint, two a way to see "
+                     "the answer. Numbers may be rounded to two decimals."))
+        _QUIZ(key=f"quiz.{page}", data={"page": page, "exercises": items, "labels": learn.labels()})
 
 
 def questions(page: str, items: list[dict]) -> None:
