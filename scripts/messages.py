@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
 KEYWORDS = {"_": None, "N_": None}
 METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python"),
-              ("paradec/learn/**.py", "python")]
+              ("paradec/plots/**.py", "python"),  # the figures' words: N_, translated where shown (ui.figure_text)
+              ("paradec/learn/**.py", "python")]  # the questions' and exercises' templates, likewise (ui.learn)
 
 
 def marked() -> list[str]:

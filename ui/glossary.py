@@ -17,7 +17,7 @@ def matches(term: Term, text: str) -> bool:
 
 def show(search: str) -> int:
     """The sections as tables, only the terms that match `search`; returns how many were shown."""
-    shown = 0
+    shown, shown_sections = 0, []
     query = f"?lang={lang()}" if lang() != "en" else ""
     for section, terms in SECTIONS.items():
         found = [t for t in terms if matches(t, search)]
@@ -27,7 +27,8 @@ def show(search: str) -> int:
         st.markdown(f"#### {_(section)}")
         rows = [f"| **{t.en}** | **{t.fr}** | {_(t.meaning)} | {_where(t, query)} |" for t in found]
         head = "| English | Français | {meaning} | {where} |".format(meaning=_("Meaning"), where=_("Where to see it"))
-        st.markdown("\n".join([head, "|---|---|---|---|", *rows]))
+        st.container(key=f"pd-glossary-{len(shown_sections)}").markdown("\n".join([head, "|---|---|---|---|", *rows]))
+        shown_sections.append(section)
     return shown
 
 

@@ -190,6 +190,9 @@ function show(P, i) {
   if (P.storyOf !== shown) P.story.innerHTML = shown.story;
   P.storyOf = shown;
   P.want = Object.assign({}, shown.html, shown.figs);
+  for (const [name, text] of Object.entries(shown.alt || {})) {  // what a figure shows at this step, in words
+    if (P.figs[name]) { P.figs[name].setAttribute("role", "img"); P.figs[name].setAttribute("aria-label", text); }
+  }
   veil(P, pre);
   ask(P, f, i);
   paint(P);

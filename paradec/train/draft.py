@@ -12,6 +12,7 @@ Rows are stripped of their left padding and right-padded in batches, so position
 start at 0 on each row's first real token and causal attention never sees a pad."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -202,6 +203,7 @@ def command(args, argv) -> int:
     cmd = command_line(argv)
     shown = published(data)
     (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
+    (out / "stats.json").write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")  # for the pages
     done(out)
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
           file=sys.stderr)
