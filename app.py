@@ -3,7 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import guide, i18n, predict, presenter, quiz, sidebar, style
+from ui import guide, i18n, offered, predict, presenter, quiz, sidebar, style
 from ui.i18n import _
 
 ROOT = Path(__file__).resolve().parent
@@ -15,9 +15,10 @@ st.set_page_config(page_title=_("paradec: parallel decoding, step by step"),
                    initial_sidebar_state="collapsed" if presenter.from_link() else "auto")
 
 # The pages as ui.guide lists them: every method's from its description in paradec.catalog, then the others
+offered.check_at_start()  # the operator's settings, once per process: a bad one is a line in the log
 page = st.navigation(list(guide.navigation().values()))
 sidebar.render()
 style.compact()
 page.run()
-quiz.page_end(page.url_path)  # a method page ends with its exercises; the Roofline page with its questions
+quiz.page_end(page.url_path)  # a method page ends with its exercises
 guide.next_link(page.url_path)

@@ -52,6 +52,8 @@ def render() -> Settings:
                                     "others (environment variable {variable}) and the GPU presets below").format(
                                  variable=offered.MODELS))
         backend = _backend()
+        if live:
+            _preset_notice()
         if live and not backend:  # presets for this process's GPU; a backend has its own
             gpu_presets.render()
     settings = Settings(model, prompt, float(temperature), float(top_p), int(max_new), int(seed), live, backend)
@@ -70,6 +72,15 @@ def _backend() -> str:
         st.caption(_("Live runs go to the operator's backend (`python -m paradec serve`); 'embedded' is its own "
                      "model."))
     return url
+
+
+def _preset_notice() -> None:
+    """The operator's preset file, when it does not load: live runs start from each method's own settings."""
+    try:
+        offered.preset()
+    except offered.Refused as e:
+        st.warning(_("{error}. Live runs start from each method's own settings.").format(error=e),
+                   icon=":material/warning:")
 
 
 def current() -> Settings:

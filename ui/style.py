@@ -38,7 +38,7 @@ def chart(fig, key: str) -> None:
 
 # On a phone or a touch screen: plotly's toolbar (it covered titles and labels on a tap) is hidden, a wide table
 # scrolls inside its own box instead of widening the page, and every control is at least 44 px high, a finger's.
-TOUCH = ("@media (pointer:coarse),(max-width:640px){.modebar-container{display:none!important}"
+TOUCH = ("@media (pointer:coarse),(max-width:640px){.modebar-container{display:none!important}"  # not taught: CSS
          "[data-testid='stMarkdownContainer'] table{display:block;overflow-x:auto;max-width:100%}"
          "[data-testid^='stBaseButton'],[data-testid='stPageLink'] a,[data-testid='stPopover'] button,"
          "[data-testid='stRadio'] label,[data-testid='stCheckbox'] label,[data-baseweb='select']>div,"
