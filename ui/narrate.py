@@ -69,6 +69,15 @@ def step_story(trace: Trace, i: int) -> str:
     return f"{proposed} {checked} {committed}"
 
 
+def before_story(trace: Trace, i: int) -> str:
+    """Step i as its drafter proposed it, before the verify pass (predict mode, until the question is answered)."""
+    s = trace.steps[i]
+    return _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft forward(s)). "
+             "Next: ONE target forward over {verified} tokens checks them. What will it keep?").format(
+        n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), forwards=s.draft_forwards,
+        verified=s.verified)
+
+
 def _p(n: Node) -> str:
     return _("p not recorded") if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
 

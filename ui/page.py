@@ -10,7 +10,7 @@ import streamlit as st
 from paradec import catalog
 from paradec.traces.trace import Trace, TraceError
 
-from . import classroom, live, presenter, sources
+from . import classroom, live, presenter, sources, vote
 from .controls import controls
 from .i18n import N_, _, labelled
 from .presets import DEFAULT_DRAFT
@@ -60,6 +60,9 @@ def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
     with row.popover(_("Import"), icon=":material/upload_file:"):
         import_box(method)
+    if presenter.on():
+        with row.popover(_("Class vote"), icon=":material/how_to_vote:"):
+            vote.panel()
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return

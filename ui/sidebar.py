@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import classroom, gpu_presets, i18n, offered, presenter
+from . import classroom, gpu_presets, i18n, offered, predict, presenter
 from .i18n import N_, _
 from .presets import CUSTOM, PRESETS
 from .settings import Settings
@@ -22,6 +22,7 @@ def render() -> Settings:
     with st.sidebar:
         i18n.switch()
         presenter.toggle()
+        predict.toggle()
         gpu_presets.use_fetched_model()
         if st.session_state.get("sb.model") not in models:  # e.g. a model the operator no longer offers
             st.session_state.pop("sb.model", None)

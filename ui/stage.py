@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.utils import PlotlyJSONEncoder
 
+from paradec.learn import questions
 from paradec.plots import kpis
 from paradec.plots.lookahead import window_cells
 from paradec.plots.mask import mask_spec
@@ -20,7 +21,7 @@ from paradec.plots.tokens import stream_html
 from paradec.plots.tree import tree_spec
 from paradec.traces.trace import Trace
 
-from . import figure_text, narrate
+from . import figure_text, learn, narrate
 from .i18n import N_, _, lang
 from .style import BADGE_TEXT, MEANING
 
@@ -104,7 +105,27 @@ def lines_merged(data: list[dict]) -> list[dict]:
     return out
 
 
-def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
+def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None,
+          predict: bool = False) -> dict:
+    """Step i's frame: its story, token stream and figures. predict: with the step's question, if it has one, and
+    the step as proposed ("pre"), which the player shows until the question is answered; the frame itself then
+    highlights the outcome (the question's node, unless one was picked below)."""
+    asked = questions.ask(trace, i) if predict else None
+    if asked:
+        selected = asked["node"] if selected is None else selected
+    shown = _frame(trace, i, show_rejected, extra, selected)
+    if asked:
+        veiled = questions.veiled(trace, i)
+        shown["ask"] = learn.question(asked)
+        story = narrate.before_story(trace, i)
+        shown["pre"] = {"story": narrate.to_html(story),
+                        "alt": {"tree": narrate.plain(story), "mask": narrate.mask_alt(trace, i)},
+                        "html": {"stream": stream_html(veiled, i, show_rejected, figure_text.stream_words())},
+                        "figs": {"tree": fig_json(tree_spec(veiled, i)), "mask": fig_json(mask_spec(veiled, i))}}
+    return shown
+
+
+def _frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None) -> dict:
     s = trace.steps[i]
     kpi = _("running τ <b>{tau:.2f}</b> · this step: <b>{n}</b> token(s) for one target forward · draft "
             "{draft:.0f} ms, verify {verify:.0f} ms (MEASURED)").format(
@@ -172,12 +193,15 @@ def shared(frames: list[dict]) -> list[dict]:
     return frames
 
 
-def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None) -> dict:
+def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None,
+          predict: bool = False) -> dict:
     """The player's data: frames for the steps around step i (cached per trace), the boxes, and step i's
-    frame redrawn with the node picked below highlighted."""
+    frame redrawn with the node picked below highlighted. predict: frames with their questions (predict mode)."""
     steps = window(i, len(trace.steps))
-    key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
-    frames = frames_json(key, trace, lambda: shared([frame(trace, k, show_rejected, extra) for k in steps]))
+    key = (f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
+           f"{':predict' if predict else ''}")
+    frames = frames_json(key, trace, lambda: shared([frame(trace, k, show_rejected, extra, predict=predict)
+                                                     for k in steps]))
     return {"key": key, "frames": frames, "template": template(), "offset": steps.start, "n": len(trace.steps),
             "panels": [[p.spec() for p in row] for row in rows(trace, extra)],
-            "override": frame(trace, i, show_rejected, extra, selected) if selected is not None else None}
+            "override": frame(trace, i, show_rejected, extra, selected, predict) if selected is not None else None}

@@ -14,6 +14,7 @@ COLORS = {
     "target": "#555555",  # plain target token (nothing drafted, or greedy mismatch)
     "unreached": "#c9c9c9",  # drafted but never tested: an earlier node was rejected
     "pending": "#444444",
+    "drafted": "#8c9cb5",  # proposed, not yet verified (predict mode hides the outcome until the learner answers)
 }
 
 

@@ -12,10 +12,11 @@ from .tokens import fmt, label
 ROOT, FINAL = "root", "final"
 # Each kind of node has a shape as well as a colour (no fate is told by colour alone), and the legend names both.
 SYMBOLS = {"pending": "square", "accepted": "circle", "rejected": "x", "unreached": "circle-open",
-           "resampled": "diamond", "bonus": "diamond", "target": "diamond"}
+           "resampled": "diamond", "bonus": "diamond", "target": "diamond", "drafted": "circle-dot"}
 KIND_NAMES = {"pending": N_("pending token"), "accepted": N_("accepted"), "rejected": N_("rejected"),
               "unreached": N_("never tested"), "resampled": N_("resampled by the target"),
-              "bonus": N_("bonus from the target"), "target": N_("the target's own token")}
+              "bonus": N_("bonus from the target"), "target": N_("the target's own token"),
+              "drafted": N_("drafted, not yet verified")}  # predict mode's veiled step (paradec.learn.questions)
 
 
 def pending_token(trace: Trace, i: int) -> int:
