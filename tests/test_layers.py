@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the one naming its longest matching path.
 LAYERS = [
     # steps, records, the loop, no method; web: the browser's files
-    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py", "paradec/web"]),  # steps, records, the loop, no method
+    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py", "paradec/web"]),
     ("catalog", ["paradec/catalog.py"]),  # every method described once
     ("traces", ["paradec/traces", "paradec/data.py"]),  # files, traces as JSON, the prompts
     ("kernel", ["paradec/cpu"]),  # the CPU forward and its C++ extension
