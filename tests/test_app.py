@@ -214,6 +214,7 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
 
 def test_home_links_every_page_and_every_page_says_what_comes_next():
     files = {f"views/{f.name}" for f in (Path(APP).parent / "views").glob("*.py")}
+    files.remove(f"views/{guide.VOTE}.py")  # a class vote's students' page: opened from the presenter's link only
     assert {guide.pages()[url].file for url in guide.order()} == files  # the guided path reaches every page
     at = open_page("views/home.py")
     links = {x.proto.page for x in at.get("page_link")}  # by url path

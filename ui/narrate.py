@@ -69,6 +69,15 @@ def step_story(trace: Trace, i: int) -> str:
     return f"{proposed} {checked} {committed}"
 
 
+def before_story(trace: Trace, i: int) -> str:
+    """Step i as its drafter proposed it, before the verify pass (predict mode, until the question is answered)."""
+    s = trace.steps[i]
+    return _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft forward(s)). "
+             "Next: ONE target forward over {verified} tokens checks them. What will it keep?").format(
+        n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), forwards=s.draft_forwards,
+        verified=s.verified)
+
+
 def _p(n: Node) -> str:
     return _("p not recorded") if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
 
@@ -93,6 +102,29 @@ def node_story(trace: Trace, n: Node, greedy: bool) -> str:
              "Tokens the draft over-proposes (q > p) are cut back to p; the residual max(0, p − q) gives back "
              "exactly the mass the draft under-proposed.").format(token=tok, q=n.q, p=n.p, prob=n.accept_prob,
                                                                   u=n.u, cmp=cmp, status=verdict)
+
+
+def plain(md: str) -> str:
+    """A story without its markdown: a figure's text alternative."""
+    return re.sub(r"\*\*(.+?)\*\*|`([^`]+)`", lambda m: m.group(1) or m.group(2), md)
+
+
+def tree_alt(trace: Trace, i: int) -> str:
+    """What the draft tree shows at step i, in words (its text alternative)."""
+    s = trace.steps[i]
+    count = {k: sum(n.status == k for n in s.nodes) for k in STATUS}
+    return plain(_("Draft tree of step {n}: {drafted} token(s) drafted after {pending}, {accepted} accepted, "
+                   "{rejected} rejected, {unreached} never tested; then the target's own token {token}.").format(
+        n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), token=_q(trace, s.tokens[-1]),
+        **count))
+
+
+def mask_alt(trace: Trace, i: int) -> str:
+    """What the attention mask shows at step i, in words (its text alternative)."""
+    s = trace.steps[i]
+    return _("Attention mask of step {n}: one row per token of the verify pass ({rows}); each drafted token sees the "
+             "{context} tokens of context and its own ancestors, never another branch.").format(
+        n=i + 1, rows=s.verified, context=s.context_len - 1)
 
 
 def to_html(md: str) -> str:

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import batching, memory, roofline
+from ui import batching, learn, memory, quiz, roofline
 from ui.i18n import _
 
 st.title(_("Roofline: why one token at a time wastes the hardware"))
@@ -13,6 +13,7 @@ that free room; it pays only while the pass stays left of the ridge and τ beats
 lies depends on the chip, the model and the number format: the line under the settings says it for the ones
 chosen."""))
 
+quiz.questions("roofline", learn.roofline_questions())  # predict mode: before the measured curve is shown
 choice = roofline.choose()
 st.markdown(roofline.where_it_stands(choice))
 trace, i = roofline.pick_step()
