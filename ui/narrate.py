@@ -4,8 +4,10 @@ from __future__ import annotations
 import html
 import re
 
+from paradec import catalog
 from paradec.core import records
 from paradec.core.steps import Node
+from paradec.learn import opening
 from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
@@ -140,11 +142,14 @@ def _shape(s) -> str:
 
 
 def lesson(trace: Trace) -> int:
-    """The step (0-based) a page opens on: the first where the method drafts something worth seeing
-    (at least 3 drafted and 2 accepted), else the first with an accepted draft, else any draft, else 0."""
-    steps = trace.steps
-    for good in (lambda s: len(s.nodes) >= 3 and len(s.accepted) >= 2, lambda s: s.accepted, lambda s: s.nodes):
-        hit = next((k for k, s in enumerate(steps) if good(s)), None)
+    """The step (0-based) a page opens on: the first its method's rule finds (paradec.learn.opening, named by its
+    description), else the first with an accepted draft, else any draft, else 0."""
+    described = catalog.METHODS.get(trace.method)
+    found = opening.step(described.opening, trace.steps) if described else None
+    if found is not None:
+        return found
+    for good in (lambda s: s.accepted, lambda s: s.nodes):
+        hit = next((k for k, s in enumerate(trace.steps) if good(s)), None)
         if hit is not None:
             return hit
     return 0
