@@ -27,15 +27,29 @@ def front_matter() -> tuple[dict, list[str]]:
     return {k.strip(): v.strip().strip('"') for k, v in pairs.items()}, lines[end + 1:]
 
 
-def dockerfile() -> dict[str, list[str]]:
-    """Each instruction's arguments, by instruction (continuation lines joined)."""
+def instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions in order: (INSTRUCTION, its arguments), continuation lines joined."""
     text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(word.upper(), rest.strip()) for word, _, rest in (line.partition(" ") for line in lines)]
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """Each instruction's arguments, by instruction."""
     out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            word, _, rest = line.strip().partition(" ")
-            out.setdefault(word.upper(), []).append(rest.strip())
+    for word, rest in instructions():
+        out.setdefault(word, []).append(rest)
     return out
+
+
+def start() -> tuple[list[str], list[str]]:
+    """The CMD's two commands, each as words: the kernel's check, then the app (`exec` dropped)."""
+    cmd = json.loads(dockerfile()["CMD"][0])
+    assert cmd[:2] == ["/bin/sh", "-c"] and len(cmd) == 3, "CMD: one shell line, the check && the app"
+    check, app = cmd[2].split(" && ")
+    app = shlex.split(app)
+    assert app[0] == "exec", "the app replaces the shell: it gets the platform's signals"
+    return shlex.split(check), app[1:]
 
 
 def test_readme_front_matter_describes_a_docker_space_on_8501():
@@ -58,7 +72,7 @@ def test_dockerfile_installs_with_the_script_and_serves_8501_as_a_user():
     installs = [shlex.split(r) for r in d["RUN"] if INSTALL in r]
     assert len(installs) == 1, "one install step, the script"
     venv = installs[0][installs[0].index(INSTALL) + 1]
-    cmd = json.loads(d["CMD"][0])
+    _, cmd = start()
     assert cmd[0] == f"{venv}/bin/streamlit" and cmd[1:3] == ["run", "app.py"]
     assert "--server.address=0.0.0.0" in cmd and f"--server.port={meta['app_port']}" in cmd
 
