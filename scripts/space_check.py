@@ -118,17 +118,21 @@ def local_torch(work: Path) -> Path:
                if line.startswith("torch=="))
     wheels, index = work / "wheels", work / "index"
     pip = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(wheels)]
-    sh([*pip, "--no-index", "--no-deps", pin])
+    try:
+        sh([*pip, "--no-index", "--no-deps", pin])
+    except Failed as e:
+        raise Failed(f"the PyTorch index is out of reach, and pip finds no {pin} wheel without it: {e}") from None
     torch = next(wheels.glob("torch-*.whl"))
     if "+cpu" not in torch.name:
-        raise Failed(f"the torch wheel pip found here is not a CPU build: {torch.name}")
+        raise Failed(f"the torch wheel pip finds here is not a CPU build: {torch.name}")
     sh([*pip, str(torch)])
     for wheel in wheels.glob("*.whl"):
         project = index / re.sub(r"[-_.]+", "-", wheel.name.split("-")[0]).lower()
         project.mkdir(parents=True, exist_ok=True)
         shutil.copy(wheel, project / wheel.name)
-        with (project / "index.html").open("a") as f:
-            f.write(f'<a href="{urllib.parse.quote(wheel.name)}">{wheel.name}</a>\n')
+    for project in index.iterdir():  # PEP 503: a page of links per project
+        links = [f'<a href="{urllib.parse.quote(w.name)}">{w.name}</a>' for w in sorted(project.glob("*.whl"))]
+        (project / "index.html").write_text("\n".join(links) + "\n")
     return index
 
 
