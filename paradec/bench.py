@@ -21,6 +21,7 @@ from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
 from .production import config as engine_config
 from .production import workload
 from .runner import Request, Runner
+from .traces.files import printable
 from .tuning import presets
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
@@ -170,7 +171,7 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     runs = defaultdict(list)  # name -> [(row, record)]
     first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
-        print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
+        print(f"\rbench: prompt {n}/{len(rows)} ({printable(row['category'])})", end="", file=sys.stderr, flush=True)
         for _ in range(options.repeats):
             for name, (method, pairs) in names.items():
                 t = runner.decode(request(method, pairs, row["prompt"]))

@@ -40,8 +40,9 @@ READERS = {"json": lambda path: json.loads(path.read_text()), "bench": load_benc
 
 
 @functools.lru_cache(maxsize=32)
-def _read(kind: str, path: Path, mtime_ns: int):
-    """A shipped file, read once while it stays the same (the checks read the bench file eight times); read only."""
+def _read(kind: str, path: Path, _mtime_ns: int):
+    """A shipped file, read once while it stays the same (the checks read the bench file eight times); read only.
+    _mtime_ns is only the cache's key: a file changed on disk is read again."""
     return READERS[kind](path)
 
 

@@ -4,10 +4,12 @@ Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 
-from . import catalog, methods
+from . import catalog, methods, outputs
 from .cpu.kernels import KernelError
 from .data import SPECBENCH
 from .traces import files
@@ -57,6 +59,7 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--preset", default=None, metavar="FILE",
                    help="a preset file (python -m paradec tune --preset-out): its settings, under --set's")
+    p.add_argument("--force", action="store_true", help="replace read-only output files too (as a shell's >|)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -115,13 +118,23 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--dtype", default=None)
     s.add_argument("--ray", action="store_true", help="serve on Ray Serve: a local Ray started here "
                    "(needs requirements-ray.txt)")
-    s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
-                   "one this machine belongs to)")
+    s.add_argument("--ray-address", default=None, metavar="ADDR", type=_ray_address,
+                   help="join this Ray cluster instead: HOST:PORT, ray://HOST:PORT or 'auto' (the one this machine "
+                   "belongs to)")
     s.add_argument("--replicas", type=integer(1000), default=1,
                    help="with --ray: replicas per model (one run at a time each)")
     s.add_argument("--max-replicas", type=integer(1000), default=0,
                    help="with --ray: scale on load between --replicas and this many (0: a fixed number)")
     return top
+
+
+def _ray_address(text: str) -> str:
+    from .production.address import AddressError, ray_address
+
+    try:
+        return ray_address(text)
+    except AddressError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _batch_sizes(text: str) -> tuple[int, ...]:
@@ -138,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as hf_logging
 
+    files.keep_std_streams()  # before any file is opened: `>&-` must not hand stdout's number to a results file
     hf_logging.disable_progress_bar()  # the CLI owns this process: keep its output clean
     hf_logging.set_verbosity_error()  # deprecation notices from inside generate() are not the user's to fix
     hub_logging.set_verbosity_error()  # offline, a hub id logs two lines per download retry
@@ -161,13 +175,25 @@ def main(argv: list[str] | None = None) -> int:
             _check_address(args.host)  # before loading models, and not as uvicorn's log and exit 3
             return serve_command(args)
         return _bench(args)
-    except (methods.InputError, TraceError, PresetError, KernelError, _model_error()) as e:
+    except (methods.InputError, files.Refused, TraceError, PresetError, KernelError, _model_error()) as e:
         return _error(str(e))
-    except files.StdoutError as e:
+    except (files.StdoutError, BrokenPipeError) as e:
+        if e.errno == errno.EPIPE:  # the reader left (`| head`): nothing to say, the files are written
+            return _left()
         return _error(e.strerror)
     except KeyboardInterrupt:
         print("paradec: interrupted", file=sys.stderr)
         return 130
+
+
+def _left() -> int:
+    """Exit status 141 (128 + SIGPIPE), as a shell reports a writer whose reader left; stdout and stderr
+    pointed at /dev/null so that exit's own flush has nowhere to fail."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return 141
 
 
 def _error(message: str) -> int:
@@ -207,7 +233,6 @@ def _model_error():
 
 
 def _bench(args) -> int:
-    import os
     from pathlib import Path
 
     import torch
@@ -223,15 +248,16 @@ def _bench(args) -> int:
         raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
     if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
         torch.set_num_threads(args.threads)
-    if args.out:  # before minutes of decoding
-        methods.check_writable(args.out, "results")
-        methods.check_writable(Path(args.out).with_suffix(".csv"), "results")
+    read = [("--prompts", args.prompts), ("--preset", args.preset)]
+    writes = outputs.check([("results", args.out), ("results' CSV", Path(args.out).with_suffix(".csv"))] if args.out
+                           else [], read + outputs.inputs(args, names.values()), args.force)  # before any decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
     options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
                       args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit,
                       args.preset and shown(args.preset), args.memory, args.batch)
+    outputs.announce("bench", writes)
     runner = Runner(args.device, args.dtype)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
     report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)

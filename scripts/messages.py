@@ -1,8 +1,9 @@
 """`make messages`: bring the French catalogue (locale/fr/LC_MESSAGES/paradec.po, ui/i18n.py) in step with the code.
 
-The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_), and what
-paradec.catalog holds: every method's page title and link label, and its parameters' labels and help (paradec
-never imports the app, so it marks nothing: the app translates them where they are drawn). New strings enter the
+The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_) and from
+paradec/learn (its questions' and exercises' templates, marked N_), and what paradec.catalog holds: every method's
+page title and link label, its predict questions' own words, and its parameters' labels and help (paradec never
+imports the app, so it translates nothing: the app translates them where they are drawn). New strings enter the
 catalogue untranslated, strings the code no longer has leave it, translations stay. tests/test_i18n.py then fails
 until every entry is French."""
 from __future__ import annotations
@@ -17,7 +18,9 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
 KEYWORDS = {"_": None, "N_": None}
-METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python")]
+METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python"),
+              ("paradec/plots/**.py", "python"),  # the figures' words: N_, translated where shown (ui.figure_text)
+              ("paradec/learn/**.py", "python")]  # the questions' and exercises' templates, likewise (ui.learn)
 
 
 def marked() -> list[str]:
@@ -28,6 +31,7 @@ def marked() -> list[str]:
     found = [msg for _, _, msg, _, _ in extract_from_dir(ROOT, method_map=METHOD_MAP, keywords=KEYWORDS)]
     params = [p for m in catalog.METHODS.values() for p in m.params]
     found += [text for m in catalog.METHODS.values() for text in (m.title, m.link) if text]  # the pages' names
+    found += [a.text for m in catalog.METHODS.values() for a in m.questions if a.text]  # questions in their own words
     found += [text for p in params for text in (p.label, p.help) if text]
     return list(dict.fromkeys(found))
 

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,20 +152,6 @@ def expected_architecture_doc(doc: Path = ARCHITECTURE_DOC) -> str:
     return render(doc.read_text(encoding="utf-8"), methods_block(), METHOD_MARKERS, doc.name)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """A temporary file beside path, then renamed over it: a reader sees the old file or the new one."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--check", action="store_true", help="exit 1 when a block differs; write nothing")
@@ -190,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"readme_numbers: {path.name}'s table differs from {source.name}: "
                   "run python scripts/readme_numbers.py", file=sys.stderr)
         return 1 if stale else 0
+    sys.path.insert(0, str(ROOT))
+    from paradec.traces.files import write_atomic  # the project's one way to write a file: standard library only
+
     for path, new, _ in stale:
         write_atomic(path, new)
     return 0

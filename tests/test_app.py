@@ -214,6 +214,7 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
 
 def test_home_links_every_page_and_every_page_says_what_comes_next():
     files = {f"views/{f.name}" for f in (Path(APP).parent / "views").glob("*.py")}
+    files.remove(f"views/{guide.VOTE}.py")  # a class vote's students' page: opened from the presenter's link only
     assert {guide.pages()[url].file for url in guide.order()} == files  # the guided path reaches every page
     at = open_page("views/home.py")
     links = {x.proto.page for x in at.get("page_link")}  # by url path
@@ -239,3 +240,15 @@ def test_no_pages_folder_beside_the_app():
     # Streamlit serves the files of a pages/ folder beside the main script as pages of their own until
     # app.py has run once: on a fresh server a deep link (/eagle) ran the page without app.py's sidebar.
     assert not (Path(APP).parent / "pages").exists()
+
+
+def test_a_prompt_lookup_step_says_where_it_copied_from():
+    trace = sources.load(sources.recorded("pld")["greedy"])
+    i = next(i for i, s in enumerate(trace.steps) if s.nodes and s.record.match_at is not None)
+    assert f"found earlier at token {trace.steps[i].record.match_at} of the context" in narrate.step_story(trace, i)
+
+
+def test_the_first_steps_story_says_its_pass_carries_the_prompt():
+    trace = sources.load(sources.recorded("sps")["greedy"])
+    assert f"also carried the prompt's {len(trace.prompt_ids)} tokens" in narrate.step_story(trace, 0)
+    assert "prompt" not in narrate.step_story(trace, 1)

@@ -11,7 +11,8 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
+           *sorted((ROOT / "paradec" / "learn").glob("*.py"))]
 KEYWORDS = {"_": None, "N_": None}
 BILINGUAL = {"T", "Term"}  # ui/glossary.py: T(english, french, meaning...)
 WORD = re.compile(r"^[(\"'«]*[A-Za-zÀ-ÿ]{3,}[.,;:!?)\"'»]*$")

@@ -20,8 +20,10 @@ LAYERS = [
     ("runs", ["paradec/run.py", "paradec/lanes.py", "paradec/runner.py"]),  # a Request in, a Trace out
     ("measures", ["paradec/bench.py", "paradec/bench_batch.py", "paradec/bench_memory.py", "paradec/bench_report.py",
                   "paradec/plots", "paradec/claims.py", "paradec/production"]),  # the benchmark and its peers, figures
-    ("entry points", ["paradec/cli.py", "paradec/cli_run.py", "paradec/__main__.py", "paradec/serving",
-                      "paradec/tuner", "paradec/train"]),  # the command line, the service, the tuner, trainers
+    ("learn", ["paradec/learn"]),  # predict questions and exercises, from the traces and the catalog
+    # the command line (and what its commands read and write), the service, the tuner, the trainers
+    ("entry points", ["paradec/cli.py", "paradec/cli_run.py", "paradec/outputs.py", "paradec/__main__.py",
+                      "paradec/serving", "paradec/tuner", "paradec/train"]),
     ("app helpers", ["ui"]),
     ("pages", ["views", "app.py"]),
 ]

@@ -10,7 +10,7 @@ from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
 from paradec.traces.trace import Trace
 
-from . import live, sources
+from . import figure_text, figures, live, sources
 from .i18n import _
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
@@ -79,7 +79,7 @@ def show(runs: dict[str, Trace]) -> None:
         for col, (m, tr) in zip(st.columns(PER_ROW), items[start : start + PER_ROW]):
             with col:
                 st.markdown(f"**{m}** {badge(tr, ar)}")
-                st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
+                st.html(stream_html(tr, len(tr.steps) - 1, False, figure_text.stream_words()))
     header(_("Race replay in sync"), MEASURED, help=_("Each bar grows with the tokens a method had committed at "
            "that moment of its measured run: press ▶ Race, or drag the slider through the milliseconds."))
     chart(plots.race_figure(runs), "arena.race")
@@ -98,9 +98,10 @@ def show(runs: dict[str, Trace]) -> None:
            "1; a method whose bars sit further right commits more per target pass."))
     chart(plots.length_histogram(runs), "arena.hist")
     st.caption(_("Speedup divides each method's tokens/s by AR's, decoded in the same process on this machine "
-               "(with the same tokens, that is AR's decoding time over the method's); on a CPU a "
-               "verify pass over 8 tokens costs 1.05-1.15× a one-token pass and one over 16 about 1.4× (on a "
-               "GPU about 1×), and drafting adds its own time, so a method gains only when τ is well above "
-               "those: values below 1× are real results, not bugs. "
+               "(with the same tokens, that is AR's decoding time over the method's); on this CPU a "
+               "verify pass over 8 tokens costs {cost8}× a one-token pass and one over 16 {cost16}× "
+               "(`assets/traces/forward_cost.json`; on a GPU about 1×), and drafting adds its own time, so a method "
+               "gains only when τ is well above those: values below 1× are real results, not bugs. "
                "Every method runs on torch's thread pool; mirror adds a worker thread for its draft, "
-               "a second core when the pool has one thread (the recorded set)."))
+               "a second core when the pool has one thread (the recorded set).").format(
+        cost8=figures.pass_cost(8), cost16=figures.pass_cost(16)))

@@ -113,8 +113,9 @@ def note() -> None:
         st.warning(st.session_state.pop(NOTE))
 
 
-def link(base: str, settings, params: dict, step: str, trace: str | None) -> tuple[str, bool]:
-    """The classroom link to this page at this step; False when the prompt was too long to carry."""
+def link(base: str, settings, params: dict, step: str, trace: str | None, predict: bool = False) -> tuple[str, bool]:
+    """The classroom link to this page at this step (predict: in predict mode); False when the prompt was too long
+    to carry."""
     q = {name: getattr(settings, attr) for name, attr in
          [("temperature", "temperature"), ("top_p", "top_p"), ("max_new", "max_new_tokens"), ("seed", "seed")]}
     q["source"] = SOURCES[settings.live]
@@ -123,5 +124,6 @@ def link(base: str, settings, params: dict, step: str, trace: str | None) -> tup
         q["prompt"] = settings.prompt
     if settings.model != "embedded":
         q["model"] = settings.model
-    q.update(params=json.dumps(params, sort_keys=True), step=step, **({"trace": trace} if trace else {}))
+    q.update(params=json.dumps(params, sort_keys=True), step=step, **({"trace": trace} if trace else {}),
+             **({"predict": "1"} if predict else {}))
     return f"{base}?{urlencode(q)}", fits

@@ -86,9 +86,14 @@ def page(url: str, entry: Entry, default: bool = False):
     return st.Page(draw, title=_(entry.title), icon=entry.icon, url_path=url)
 
 
+VOTE = "vote"  # a class vote's student page: opened from the presenter's link or QR code, never from the sidebar
+
+
 def navigation() -> dict[str, object]:
-    """url path -> st.Page, for st.navigation (app.py) and the links."""
-    return {url: page(url, entry, default=not url) for url, entry in pages().items()}
+    """url path -> st.Page, for st.navigation (app.py) and the links; the students' vote page, hidden."""
+    shown = {url: page(url, entry, default=not url) for url, entry in pages().items()}
+    return {**shown, VOTE: st.Page("views/vote.py", title=_("Class vote"), icon=":material/how_to_vote:",
+                                   url_path=VOTE, visibility="hidden")}
 
 
 def links() -> None:

@@ -15,9 +15,11 @@ COLUMNS = {"preset": N_("preset"), "context": N_("context"), "method": N_("metho
 
 
 def gpu_table() -> None:
-    header(_("Memory per method on the GPU presets, at 4k and 32k tokens of context"), MODEL,
+    contexts = _(" and ").join(f"{c // 1024}k" for c in memory_model.CONTEXTS)
+    header(_("Memory per method on the GPU presets, at {contexts} tokens of context").format(contexts=contexts), MODEL,
            help=_("What each method adds to the target's weights and KV cache on the GPU presets: draft weights, "
-                  "heads and their caches, computed from the models' shapes at 4k and 32k tokens of context."))
+                  "heads and their caches, computed from the models' shapes at {contexts} tokens of context.").format(
+               contexts=contexts))
     st.dataframe([_columns(row) for row in memory_model.table()], hide_index=True)
     st.caption(_("GiB. Weights in bf16 (the target; the draft or heads the method reads), the KV cache at the "
                  "context plus a verify pass of {verify} tokens before its rejected rows are dropped (a draft "

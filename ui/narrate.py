@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import re
 
+from paradec.core import records
 from paradec.core.steps import Node
 from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
@@ -32,6 +33,10 @@ def _q(trace: Trace, tok: int) -> str:
 def step_story(trace: Trace, i: int) -> str:
     s = trace.steps[i]
     pend = _q(trace, pending_token(trace, i))
+    if s.index == 0 and not s.nodes:  # the prefill: the pass carries the whole prompt
+        return _("**Step {n}.** Nothing was drafted yet: ONE target forward over the prompt's {prompt} tokens (the "
+                 "prefill: the pass that fills the KV cache) gives the first token, {token}.").format(
+            n=i + 1, prompt=len(trace.prompt_ids), token=_q(trace, s.tokens[-1]))
     if not s.nodes:
         cells = len(window(s).window_sees)  # Lookahead's window rides along, never a candidate
         if cells:
@@ -47,6 +52,9 @@ def step_story(trace: Trace, i: int) -> str:
             else _(LAST[last]) if last in LAST else "")
     proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
                  "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
+        proposed += " " + _("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
+            ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
     values = {"verified": s.verified, "accepted": len(s.accepted), "tested": len(tested)}
     if last == "accepted":
         checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
@@ -54,8 +62,20 @@ def step_story(trace: Trace, i: int) -> str:
     else:
         checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
                     "accepted; {tail}: {token}.").format(**values, tail=tail, token=_q(trace, s.tokens[-1]))
+    if s.index == 0:  # a first step that drafted: its pass carries the prompt too
+        checked += " " + _("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
+            prompt=len(trace.prompt_ids))
     committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
+
+
+def before_story(trace: Trace, i: int) -> str:
+    """Step i as its drafter proposed it, before the verify pass (predict mode, until the question is answered)."""
+    s = trace.steps[i]
+    return _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft forward(s)). "
+             "Next: ONE target forward over {verified} tokens checks them. What will it keep?").format(
+        n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), forwards=s.draft_forwards,
+        verified=s.verified)
 
 
 def _p(n: Node) -> str:
@@ -82,6 +102,29 @@ def node_story(trace: Trace, n: Node, greedy: bool) -> str:
              "Tokens the draft over-proposes (q > p) are cut back to p; the residual max(0, p − q) gives back "
              "exactly the mass the draft under-proposed.").format(token=tok, q=n.q, p=n.p, prob=n.accept_prob,
                                                                   u=n.u, cmp=cmp, status=verdict)
+
+
+def plain(md: str) -> str:
+    """A story without its markdown: a figure's text alternative."""
+    return re.sub(r"\*\*(.+?)\*\*|`([^`]+)`", lambda m: m.group(1) or m.group(2), md)
+
+
+def tree_alt(trace: Trace, i: int) -> str:
+    """What the draft tree shows at step i, in words (its text alternative)."""
+    s = trace.steps[i]
+    count = {k: sum(n.status == k for n in s.nodes) for k in STATUS}
+    return plain(_("Draft tree of step {n}: {drafted} token(s) drafted after {pending}, {accepted} accepted, "
+                   "{rejected} rejected, {unreached} never tested; then the target's own token {token}.").format(
+        n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), token=_q(trace, s.tokens[-1]),
+        **count))
+
+
+def mask_alt(trace: Trace, i: int) -> str:
+    """What the attention mask shows at step i, in words (its text alternative)."""
+    s = trace.steps[i]
+    return _("Attention mask of step {n}: one row per token of the verify pass ({rows}); each drafted token sees the "
+             "{context} tokens of context and its own ancestors, never another branch.").format(
+        n=i + 1, rows=s.verified, context=s.context_len - 1)
 
 
 def to_html(md: str) -> str:

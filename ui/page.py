@@ -10,9 +10,9 @@ import streamlit as st
 from paradec import catalog
 from paradec.traces.trace import Trace, TraceError
 
-from . import classroom, live, presenter, sources
+from . import classroom, live, presenter, sources, vote
 from .controls import controls
-from .i18n import _
+from .i18n import N_, _, labelled
 from .presets import DEFAULT_DRAFT
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
@@ -20,6 +20,8 @@ from .sidebar import current
 from .sidebar import recorded as recorded_note
 from .stage import Extra
 
+TRACE_NAMES = {"greedy": N_("greedy"), "sampled": N_("sampled"), "fixed": N_("fixed"), "heuristic": N_("heuristic"),
+               "confidence": N_("confidence"), "learned": N_("learned"), "sequential": N_("sequential")}  # the files'
 BAR_AFTER_S = 3.0  # a live run's progress bar appears after this many seconds (a shorter run draws none: at 2 s
 # it appeared during a slower CPU's AR baseline and slowed that by a tenth)
 PROGRESS_S = 1.0  # seconds between two redraws of that bar
@@ -58,6 +60,9 @@ def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
     with row.popover(_("Import"), icon=":material/upload_file:"):
         import_box(method)
+    if presenter.on():
+        with row.popover(_("Class vote"), icon=":material/how_to_vote:"):
+            vote.panel()
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return
@@ -132,7 +137,7 @@ def _recorded(method: str, where) -> Trace | None:
     wanted = st.query_params.get("trace")
     first = names.index("greedy") if "greedy" in names else 0  # sps also has a trace per draft-length rule
     pick = where.radio(_("Recorded trace"), names, index=names.index(wanted) if wanted in names else first,
-                    horizontal=True, key=f"{method}.recorded")
+                       horizontal=True, key=f"{method}.recorded", format_func=labelled(TRACE_NAMES))
     st.query_params["trace"] = pick
     trace = sources.load(files[pick])
     recorded_note(trace)

@@ -4,6 +4,8 @@
 // and the panels that Python draws below wait, dimmed, until then. Keys, unless the focus is where they
 // mean something else: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 // Its words come from Python in the visitor's language (data.labels, ui/player.py); these are the English.
+// Predict mode (data.predict): a step whose frame has a question ("ask") shows as proposed ("pre") until the
+// question is answered (askPanel, ui/learn.js); playing stops there, and the answer reveals the step.
 const SPEEDS = [0.5, 1, 2, 4];
 const BUTTONS = ["first", "back", "play", "next", "last"];
 const LABELS = {first: "« First", first_title: "first step (Home)", back: "‹ Back", back_title: "previous step (←)",
@@ -48,6 +50,10 @@ function build(root) {
   P.range.min = 1;
   P.note = el("div", "pd-note", P.wrap);
   P.story = el("div", "pd-story", P.wrap);
+  P.ask = el("div", "pd-ask", P.wrap);
+  P.ask.hidden = true;
+  P.answered = new Map();  // step -> the choice given (-1: revealed to a class)
+  P.onPoint = (name, e) => pickNode(P, name, e);
   P.stage = el("div", "pd-stage", P.wrap);
   P.buttons.first.onclick = () => jump(P, 1);
   P.buttons.back.onclick = () => jump(P, P.i - 1);
@@ -107,7 +113,17 @@ function jump(P, i) {
   report(P);
 }
 
+function frameAt(P, i) {
+  return P.frames[i - 1 - P.offset];
+}
+
+function asking(P, i) {  // step i waits for its question's answer
+  const f = frameAt(P, i);
+  return !!(P.predict && f && f.ask && !P.answered.has(i));
+}
+
 function play(P) {
+  if (asking(P, P.i)) return;  // the reveal waits for the answer
   if (P.i >= P.n) show(P, 1);  // play from the start once the end is reached
   const every = 1000 / P.speed;
   let due = performance.now() + every;
@@ -115,6 +131,7 @@ function play(P) {
     if (!P.root.isConnected) { stopTimer(P); return; }  // the page went on without this player
     if (P.i >= P.n) { pause(P); return; }
     show(P, P.i + 1);
+    if (asking(P, P.i)) { pause(P); return; }
     due += every;  // keep to the chosen speed: a slow frame shortens the next wait
     P.timer = setTimeout(tick, Math.max(0, due - performance.now()));
   };
@@ -169,12 +186,47 @@ function show(P, i) {
     if (P.setState) P.setState("step", [i, Date.now()]);
     return;
   }
-  if (P.storyOf !== f) P.story.innerHTML = f.story;
-  P.storyOf = f;
-  P.want = Object.assign({}, f.html, f.figs);
+  const pre = asking(P, i) ? f.pre : null, shown = pre || f;
+  if (P.storyOf !== shown) P.story.innerHTML = shown.story;
+  P.storyOf = shown;
+  P.want = Object.assign({}, shown.html, shown.figs);
+  for (const [name, text] of Object.entries(shown.alt || {})) {  // what a figure shows at this step, in words
+    if (P.figs[name]) { P.figs[name].setAttribute("role", "img"); P.figs[name].setAttribute("aria-label", text); }
+  }
+  veil(P, pre);
+  ask(P, f, i);
   paint(P);
   later(P);
   note(P);
+}
+
+function veil(P, pre) {  // while a question waits: what the step's outcome would tell is blurred
+  P.wrap.classList.toggle("pd-asking", !!pre);
+  for (const [name, box] of Object.entries(P.figs))
+    box.parentElement.classList.toggle("pd-veil", !!pre && !(name in pre.html || name in pre.figs));
+  // the details under the player (CSS: learn.css); a page has one player, and the body outlives a page
+  if (pre) document.body.dataset.pdAsking = P.ns;
+  else delete document.body.dataset.pdAsking;
+}
+
+function ask(P, f, i) {
+  if (!P.predict || !f.ask) { P.ask.hidden = true; P.ask.innerHTML = ""; return; }
+  askPanel(P.ask, f.ask, {labels: Object.assign({}, LEARN_LABELS, P.labels), page: P.predict.page,
+                          vote: P.predict.vote, chosen: P.answered.get(i), onAnswer: (k) => answer(P, i, f.ask, k)});
+}
+
+function answer(P, i, q, k) {  // a choice (or -1: the presenter reveals to the class); the step shows whole
+  if (P.answered.has(i)) return;
+  P.answered.set(i, k);
+  if (k === -1) { if (P.setState) P.setState("reveal", [i, Date.now()]); }
+  else scoreAdd(P.predict.page, k === q.answer);
+  if (P.i === i) show(P, i);
+}
+
+function pickNode(P, name, e) {  // a node clicked in the drawn tree answers with its branch
+  const f = frameAt(P, P.i), node = e && e.points && e.points[0] ? e.points[0].customdata : -1;
+  if (name !== "tree" || !asking(P, P.i) || !f.ask.pick || P.predict.vote || !(node >= 0)) return;
+  answer(P, P.i, f.ask, f.ask.pick[node]);
 }
 
 function load(P, data) {  // a new trace, or other stage panels
@@ -195,6 +247,7 @@ function load(P, data) {  // a new trace, or other stage panels
     stageLayout(P, data.panels);
   }
   forget(P);
+  P.answered = new Map();
   P.pyStep = null;
   P.picked = P.override = null;
 }
@@ -217,6 +270,7 @@ export default function (component) {
   }
   P.setState = setStateValue;
   P.ns = data.ns;
+  P.predict = data.predict || null;
   if (JSON.stringify(data.labels || {}) !== P.labelsText) {  // another language: the new words, playing or not
     relabel(P, data.labels);
     playing(P, !!P.timer);

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from . import learn, vote
 from .i18n import _, lang
 
 HERE = Path(__file__).resolve().parent
-_JS = "\n".join((HERE / name).read_text() for name in ("player_stage.js", "player.js"))  # one module
-_PLAYER = st.components.v2.component("paradec.player", js=_JS, css=(HERE / "player.css").read_text(),
-                                     isolate_styles=False)
+_JS = "\n".join((HERE / name).read_text() for name in ("learn.js", "player_stage.js", "player.js"))  # one module
+_CSS = "\n".join((HERE / name).read_text() for name in ("player.css", "learn.css"))
+_PLAYER = st.components.v2.component("paradec.player", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def labels() -> dict[str, str]:
@@ -67,16 +68,27 @@ def _moved(ns: str) -> None:
         st.session_state[_k(ns, "step")] = value[0]
 
 
-def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, wait: bool = False) -> int:
+def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, wait: bool = False,
+         predict: dict | None = None) -> int:
     """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show. presenter: the
     draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once.
-    wait: the page draws no details this time; the browser reruns it once the player has drawn this trace."""
+    wait: the page draws no details this time; the browser reruns it once the player has drawn this trace.
+    predict: predict mode's settings (ui.vote.player_data; None: off): the frames' questions are asked."""
     step = init(ns, n, start)
     data = {**stage, "key": f"{stage['key']}:{lang()}", "ns": ns, "step": step, "presenter": presenter,
-            "labels": labels(), "wait": wait}  # the key names the language: another one is other frames and words
-    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn)
+            "labels": {**labels(), **learn.labels()}, "wait": wait,
+            "predict": predict}  # the key names the language: another one is other frames and words
+    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn,
+            on_reveal_change=partial(_revealed, ns))
     st.query_params["step"] = str(st.session_state[_k(ns, "step")])
     return st.session_state[_k(ns, "step")] - 1
+
+
+def _revealed(ns: str) -> None:
+    """A class vote's presenter revealed the answer in the player: [step, nonce]; the room reveals it too."""
+    value = (st.session_state.get(_k(ns, "player")) or {}).get("reveal")
+    if isinstance(value, list) and value and isinstance(value[0], int):
+        vote.reveal(value[0])
 
 
 def _drawn() -> None:

@@ -97,7 +97,10 @@ function plot(P, gd, name, fig) {  // plotly draws fig in gd; then keeps a still
   gd.style.height = `${layout.height || 450}px`;
   gd.fig = fig;
   Promise.resolve(window.Plotly.react(gd, fig.data, layout, gd.data ? undefined : CONFIG))
-    .then(() => { if (gd.fig === fig && !P.stills.has(fig)) P.stills.set(fig, copy(gd)); });
+    .then(() => {
+      if (gd.fig === fig && !P.stills.has(fig)) P.stills.set(fig, copy(gd));
+      if (!gd.pdClick && gd.on) { gd.pdClick = true; gd.on("plotly_click", (e) => P.onPoint(name, e)); }
+    });
   return gd.style.height;
 }
 

@@ -15,7 +15,7 @@ from paradec.production import workload
 from paradec.production.config import EngineError, Peer
 from paradec.traces.trace import Trace
 
-from . import live, offered, player, stage
+from . import figure_text, live, offered, player, stage
 from .bench import BENCH_DIR, OLD_FILE, shown
 from .i18n import N_, _, labelled
 from .presets import DEFAULT_DRAFT
@@ -123,7 +123,8 @@ def _frame(engine: Trace, mine: Trace | None, i: int) -> dict:
                                            accepted=len(t.steps[j].accepted), drafted=len(t.steps[j].nodes),
                                            tau=kpis.running_tau(t, j)))
         figs[slot] = stage.fig_json(kpis.tokens_figure(t, j))
-    stream = stream_html(mine, min(i, len(mine.steps) - 1), True) if mine else _("No paradec run of this prompt.")
+    stream = (stream_html(mine, min(i, len(mine.steps) - 1), True, figure_text.stream_words()) if mine
+              else _("No paradec run of this prompt."))
     return {"story": "<br>".join(story), "figs": figs, "html": {"stream": stream}}
 
 

@@ -14,7 +14,7 @@ from paradec.plots.tokens import label
 from paradec.plots.tree import tree_figure
 from paradec.traces.trace import Trace
 
-from . import narrate, player, presenter, stage
+from . import narrate, player, predict, presenter, stage, vote
 from .i18n import N_, _
 from .style import chart, header
 
@@ -34,14 +34,20 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     when the browser says it has drawn it. Their charts took the browser twice as long as the player, and it
     drew them first: a live run's trace showed a third of a second later."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
-    if not presenter.on():  # a presenter says it; the screen keeps its room for the player
+    asking = predict.on()
+    if not presenter.on() and not asking:  # a presenter says it; predict mode does not tell the outcome first
         st.caption(narrate.lesson_note(trace))
     shown = [trace.method, trace.prompt, trace.wall_s, n]
     wait = player.replaces(ns, shown)
     i = player.init(ns, n, start, shown) - 1
-    sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
+    # predict mode highlights its question's node, unless one was picked below
+    sel = st.session_state.get(f"{ns}.node.{i}", None if asking else _default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
-    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter.on(), wait)
+    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel, asking), start, presenter.on(), wait,
+                    vote.player_data(ns) if asking else None)
+    if asking:
+        vote.publish(trace, i)
+        vote.tally()
     if wait:
         return None
     with presenter.fold(_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")), \

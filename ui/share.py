@@ -6,7 +6,7 @@ import streamlit as st
 
 from paradec.traces.trace import Trace
 
-from . import classroom
+from . import classroom, predict
 from .i18n import _
 from .sidebar import current
 
@@ -29,7 +29,8 @@ def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None
                            f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html",
                            on_click="ignore")
         st.caption(_("PNG: the camera icon at the top right of each chart saves it."))
-        url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"))
+        url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"),
+                                    predict.on())
         st.markdown(_("**Classroom link** (copy it with the icon on the right): every student who opens it gets "
                       "this page with this prompt, sampling, trace source, parameters and step."))
         st.code(url, language=None)

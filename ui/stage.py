@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.utils import PlotlyJSONEncoder
 
+from paradec.learn import questions
 from paradec.plots import kpis
 from paradec.plots.lookahead import window_cells
 from paradec.plots.mask import mask_spec
@@ -20,9 +21,9 @@ from paradec.plots.tokens import stream_html
 from paradec.plots.tree import tree_spec
 from paradec.traces.trace import Trace
 
-from . import narrate
+from . import figure_text, learn, narrate
 from .i18n import N_, _, lang
-from .style import MEANING
+from .style import BADGE_TEXT, MEANING
 
 WINDOW = 64  # steps drawn ahead at once: every step of a recorded trace, a block of a long live one
 Figures = Callable[[Trace, int], dict[str, go.Figure | dict | str]]  # a method's own panels at step i: figures
@@ -42,7 +43,7 @@ class Panel:
     html: bool = False
 
     def spec(self) -> dict:
-        badges = [{"kind": x.replace(" ", "_"), "text": x, "help": _(MEANING[x])} for x in self.labels]
+        badges = [{"kind": x.replace(" ", "_"), "text": _(BADGE_TEXT[x]), "help": _(MEANING[x])} for x in self.labels]
         return {"name": self.name, "title": _(self.title), "help": _(self.help), "width": self.width,
                 "badges": badges, "caption": _(self.caption), "html": self.html}
 
@@ -60,24 +61,26 @@ STREAM = Panel("stream", N_("Token stream"), N_("The answer so far, each token c
                "(legend on top); the highlighted tokens are this step's. Struck through: this step's rejected "
                "draft."), html=True)
 TREE = Panel("tree", N_("Draft tree (accepted path in bold)"), N_("Every token drafted this step, hanging off the "
-             "pending token (the square, depth 0). Green: accepted; red: rejected; grey: never tested. The bold path "
-             "is what the target kept; the diamond is its own token after it."))
-MASK_HELP = N_("Which token of the verify pass may look at which (green = may attend). Each drafted token sees the "
-               "context and its own ancestors only, so one forward pass checks every branch at once.")
+             "pending token (the square, depth 0). Accepted: a green disc; rejected: a red cross; never tested: a grey "
+             "ring (the legend under the tree names them). The bold path is what the target kept; the diamond is its "
+             "own token after it."))
+MASK_HELP = N_("Which token of the verify pass may look at which (✓ on green = may attend). Each drafted token sees "
+               "the context and its own ancestors only, so one forward pass checks every branch at once.")
 MASK_CAPTION = N_("Hover a cell: who sees what, and why.")
 WINDOW_CAPTION = N_("Hover a cell: who sees what, and why. Window rows (L level, c column) see only their own "
                     "trajectory: they ride along to grow the n-gram pool and are never accepted.")
 
 
 def fig_json(fig: go.Figure | dict) -> dict:
-    """A frame's figure as plain JSON: a go.Figure converted, a figure built as a dict (tree_spec) as it is."""
+    """A frame's figure as plain JSON, its words in the visitor's language: a go.Figure converted, a figure built as
+    a dict (tree_spec) as it is."""
     if isinstance(fig, dict):
-        return {**fig, "data": lines_merged(fig["data"])}
+        return figure_text.translated({**fig, "data": lines_merged(fig["data"])})
     d = fig.to_plotly_json()
     d["layout"].pop("template", None)  # sent once for all frames
     d = json.loads(json.dumps(d, cls=PlotlyJSONEncoder))  # numpy arrays and the like, as plain JSON
     d["data"] = lines_merged(d["data"])
-    return d
+    return figure_text.translated(d)
 
 
 LINE = {"type", "mode", "x", "y", "line", "hoverinfo", "showlegend"}  # a line trace that is only a line
@@ -102,18 +105,40 @@ def lines_merged(data: list[dict]) -> list[dict]:
     return out
 
 
-def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None) -> dict:
+def frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None = None,
+          predict: bool = False) -> dict:
+    """Step i's frame: its story, token stream and figures. predict: with the step's question, if it has one, and
+    the step as proposed ("pre"), which the player shows until the question is answered; the frame itself then
+    highlights the outcome (the question's node, unless one was picked below)."""
+    asked = questions.ask(trace, i) if predict else None
+    if asked:
+        selected = asked["node"] if selected is None else selected
+    shown = _frame(trace, i, show_rejected, extra, selected)
+    if asked:
+        veiled = questions.veiled(trace, i)
+        shown["ask"] = learn.question(asked)
+        story = narrate.before_story(trace, i)
+        shown["pre"] = {"story": narrate.to_html(story),
+                        "alt": {"tree": narrate.plain(story), "mask": narrate.mask_alt(trace, i)},
+                        "html": {"stream": stream_html(veiled, i, show_rejected, figure_text.stream_words())},
+                        "figs": {"tree": fig_json(tree_spec(veiled, i)), "mask": fig_json(mask_spec(veiled, i))}}
+    return shown
+
+
+def _frame(trace: Trace, i: int, show_rejected: bool, extra: Extra, selected: int | None) -> dict:
     s = trace.steps[i]
     kpi = _("running τ <b>{tau:.2f}</b> · this step: <b>{n}</b> token(s) for one target forward · draft "
             "{draft:.0f} ms, verify {verify:.0f} ms (MEASURED)").format(
         tau=kpis.running_tau(trace, i), n=len(s.tokens), draft=s.draft_ms, verify=s.verify_ms)
     kpi = f"<div class='pd-kpi'>{kpi}</div>"
     figs = {"tree": tree_spec(trace, i, selected), "mask": mask_spec(trace, i, selected)}
-    html = {"stream": stream_html(trace, i, show_rejected)}
+    html = {"stream": stream_html(trace, i, show_rejected, figure_text.stream_words())}
     for name, f in (extra.figures(trace, i) if extra.figures else {}).items():
         (html if isinstance(f, str) else figs)[name] = f
     story = narrate.step_story(trace, i) + (" " + extra.story(trace, i) if extra.story else "")
-    return {"story": narrate.to_html(story) + kpi, "html": html,
+    alt = {name: narrate.plain(story) for name in figs} | {"tree": narrate.tree_alt(trace, i),
+                                                          "mask": narrate.mask_alt(trace, i)}
+    return {"story": narrate.to_html(story) + kpi, "html": html, "alt": alt,
             "figs": {name: fig_json(f) for name, f in figs.items()}}
 
 
@@ -168,12 +193,15 @@ def shared(frames: list[dict]) -> list[dict]:
     return frames
 
 
-def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None) -> dict:
+def build(trace: Trace, ns: str, show_rejected: bool, extra: Extra, i: int, selected: int | None,
+          predict: bool = False) -> dict:
     """The player's data: frames for the steps around step i (cached per trace), the boxes, and step i's
-    frame redrawn with the node picked below highlighted."""
+    frame redrawn with the node picked below highlighted. predict: frames with their questions (predict mode)."""
     steps = window(i, len(trace.steps))
-    key = f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
-    frames = frames_json(key, trace, lambda: shared([frame(trace, k, show_rejected, extra) for k in steps]))
+    key = (f"{ns}:{id(trace)}:{trace.method}:{len(trace.steps)}:{trace.wall_s}:{show_rejected}:{steps.start}"
+           f"{':predict' if predict else ''}")
+    frames = frames_json(key, trace, lambda: shared([frame(trace, k, show_rejected, extra, predict=predict)
+                                                     for k in steps]))
     return {"key": key, "frames": frames, "template": template(), "offset": steps.start, "n": len(trace.steps),
             "panels": [[p.spec() for p in row] for row in rows(trace, extra)],
-            "override": frame(trace, i, show_rejected, extra, selected) if selected is not None else None}
+            "override": frame(trace, i, show_rejected, extra, selected, predict) if selected is not None else None}

@@ -56,11 +56,13 @@ costs {cost8} one-token passes and one over 16 {cost16} (the Roofline page's mea
 curve, `assets/traces/forward_cost.json`), and every
 head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the step's cost in AR
 steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and lower τ. The heads
-are trained for the embedded model by self-distillation on 452k tokens of the target's own answers; on
-held-out prompts the EAGLE-3 head's first guess is the target's next token about 54% of the time, and on
-the rows it learned from only 66%: one layer cannot fit the target's 30 much better (model cards in
-`assets/drafters/eagle-smollm2` and `eagle3-smollm2`).""").format(cost8=figures.pass_cost(8),
-                                                                    cost16=figures.pass_cost(16))
+are trained for the embedded model by self-distillation on {tokens} tokens of the target's own answers; on
+held-out prompts the EAGLE-3 head's first guess is the target's next token {agree} of the time. On the very rows
+it learned from it does not do much better (its model card): one layer cannot fit the target's 30 (model cards in
+`assets/drafters/eagle-smollm2` and `eagle3-smollm2`).""").format(
+    cost8=figures.pass_cost(8), cost16=figures.pass_cost(16),
+    tokens=figures.thousands(figures.drafter("eagle3-smollm2").get("answer_tokens")),
+    agree=figures.share((figures.drafter("eagle3-smollm2").get("after") or [None])[0]))
 
 
 RULES = _("""Here a step's draft length is the tree's **depth**: before growing each depth, the rule is asked

@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import streamlit as st
 
-from paradec.core.tree import MEDUSA_TREES
+from paradec.core.tree import MEDUSA_TREES, parse_paths
 from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows, winner
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.traces.trace import Trace
@@ -83,10 +83,9 @@ def tree_editor() -> str:
     base = MEDUSA_TREES.get(preset, [])
     typed = st.text_input(_("Add paths (JSON, e.g. [[3], [0, 2]])"), key="medusa.add", placeholder="[[3], [0, 2]]")
     try:
-        extra = json.loads(typed) if typed.strip() else []
-        extra = [p for p in extra if isinstance(p, list) and p and all(isinstance(r, int) and r >= 0 for r in p)]
-    except (json.JSONDecodeError, TypeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
-        st.error(_("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]"))
+        extra = parse_paths(typed) if typed.strip() else []  # the one parser of trees: the run's own
+    except ValueError as e:
+        st.error(_("Paths not added: {error}").format(error=e))
         extra = []
     options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))
     keep = st.multiselect(_("Paths (remove one with its ×)"), options, default=options,

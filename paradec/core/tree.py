@@ -84,11 +84,6 @@ def mask_rows(parents: list[int], window_sees: list[list[int]] = ()) -> list[lis
     return rows
 
 
-def position_offsets(parents: list[int]) -> list[int]:
-    """Position of the pending token and each node, relative to the pending token."""
-    return [0] + depths(parents)
-
-
 # The one cap on a draft tree given by the user (Medusa's and EAGLE-1's JSON trees, EAGLE-2's
 # total_tokens): every node is a row of the verify pass and of its attention mask, and
 # Medusa's largest tree for 7B GPUs has 63 nodes.

@@ -15,8 +15,6 @@ with itself. Its logits differ from Hugging Face's by ~1e-6 (another summation o
 this object's, built once per loaded target and shared read-only by every run."""
 from __future__ import annotations
 
-import time
-
 import torch
 from torch.nn import functional as F
 
@@ -148,7 +146,6 @@ class FastTarget:
         """use_kernel=False: torch's matrix products on the fused weights (the fallback where the kernel
         cannot be built; also what the tests compare the kernel with). head, expand: a draft's own LM-head
         rows (V', H) and the map of its logits to the whole vocabulary (paradec.models.draft_model's subset)."""
-        t0 = time.perf_counter()
         self.model, self.config = model, model.config  # the shared model: read, never changed
         self.kernel = kernels.kernel() if use_kernel else None
         self.ops = TorchOps() if self.kernel is None else KernelOps(self.kernel)
@@ -162,7 +159,6 @@ class FastTarget:
         a = base.layers[0].self_attn
         self.heads, self.kv_heads = self.config.num_attention_heads, self.config.num_key_value_heads
         self.head_dim, self.scaling = a.head_dim, a.scaling
-        self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
 
     @classmethod
     def of_draft(cls, draft) -> FastTarget:

@@ -16,6 +16,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from .. import methods
+from ..traces import files
 from .loaded import Loaded, ModelError, with_fast
 
 WEIGHTS = "adapter.safetensors"
@@ -59,8 +60,8 @@ def save(wrapped: dict[str, LoRALinear], folder: Path, metadata: dict) -> Path:
         tensors[f"{name}.A"] = m.A.detach().cpu().to(torch.float16).contiguous()
         tensors[f"{name}.B"] = m.B.detach().cpu().to(torch.float16).contiguous()
     scale = next(iter(wrapped.values())).scale
-    save_file(tensors, str(folder / WEIGHTS),
-              metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
+    with files.replacing(folder / WEIGHTS) as tmp:  # whole or not at all, and through a link to its target
+        save_file(tensors, str(tmp), metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
     return folder / WEIGHTS
 
 

@@ -6,10 +6,17 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import COLORS, ORIGIN_LABELS, layout
+from .style import COLORS, N_, ORIGIN_LABELS, layout
 from .tokens import fmt, label
 
 ROOT, FINAL = "root", "final"
+# Each kind of node has a shape as well as a colour (no fate is told by colour alone), and the legend names both.
+SYMBOLS = {"pending": "square", "accepted": "circle", "rejected": "x", "unreached": "circle-open",
+           "resampled": "diamond", "bonus": "diamond", "target": "diamond", "drafted": "circle-dot"}
+KIND_NAMES = {"pending": N_("pending token"), "accepted": N_("accepted"), "rejected": N_("rejected"),
+              "unreached": N_("never tested"), "resampled": N_("resampled by the target"),
+              "bonus": N_("bonus from the target"), "target": N_("the target's own token"),
+              "drafted": N_("drafted, not yet verified")}  # predict mode's veiled step (paradec.learn.questions)
 
 
 def pending_token(trace: Trace, i: int) -> int:
@@ -92,13 +99,17 @@ def tree_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
         customdata=[v if isinstance(v, int) else -1 for v in verts],
         marker=dict(
             size=[28 if v == selected else 20 for v in verts],
-            symbol=["diamond" if v == FINAL else "square" if v == ROOT else "circle" for v in verts],
+            symbol=[SYMBOLS[g.nodes[v]["kind"]] for v in verts],
             color=[COLORS[g.nodes[v]["kind"]] for v in verts],
-            line=dict(color=["black" if v == selected else "white" for v in verts], width=3),
+            line=dict(color=["black" if v == selected else COLORS[g.nodes[v]["kind"]] for v in verts], width=3),
         ),
     ))
+    kinds = [k for k in SYMBOLS if any(g.nodes[v]["kind"] == k for v in verts)]  # the legend: what this step has
+    data += [dict(type="scatter", x=[None], y=[None], mode="markers", name=KIND_NAMES[k], hoverinfo="skip",
+                  marker=dict(symbol=SYMBOLS[k], size=11, color=COLORS[k], line=dict(color=COLORS[k], width=2)))
+             for k in kinds]
     ys = [y for _, y in pos.values()]
     height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
-    axes = dict(xaxis=dict(title=dict(text="depth (0 = pending token)"), dtick=1, zeroline=False, showgrid=False),
+    axes = dict(xaxis=dict(title=dict(text=N_("depth (0 = pending token)")), dtick=1, zeroline=False, showgrid=False),
                 yaxis=dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
-    return layout({"data": data, "layout": axes}, height=height)
+    return layout({"data": data, "layout": axes}, height=height + 40)  # the legend's row under the tree

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+from .address import AddressError, http_url
 
 ENV = "PARADEC_ENGINE"  # the app's operator setting, read from the environment
 KINDS = ("vllm", "sglang")
@@ -45,11 +46,12 @@ class Peer:
 
 
 def _url(value: str, what: str) -> str:
-    """http(s) to a host, without a trailing slash or /v1: anything else is the operator's typo."""
-    url = value.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EngineError(f"{what} must be an http(s) URL such as http://gpu-box:8000, got {value[:80]!r}")
+    """http(s) to a host (a valid port if any), without a trailing slash or /v1: anything else is the
+    operator's typo."""
+    try:
+        url = http_url(value, what)
+    except AddressError as e:
+        raise EngineError(str(e)) from None
     return url[:-3] if url.endswith("/v1") else url
 
 

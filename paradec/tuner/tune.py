@@ -49,15 +49,15 @@ def add_parser(sub, sampling_args, integer) -> None:
 
 
 def tune_command(args) -> int:
-    from .. import models
+    from .. import models, outputs
     from ..bench import check_prompts, load_prompts
     from ..data import SPECBENCH
     from ..runner import Runner
 
     names = tunable_names(args.methods)
-    methods.check_writable(args.state, "state")  # the state is written after the first run, the preset after the last
-    if args.preset_out:
-        methods.check_writable(args.preset_out, "preset")
+    read = [("--prompts", args.prompts or str(SPECBENCH)), ("--preset", args.preset)]
+    writes = outputs.check([("state", args.state)] + ([("preset", args.preset_out)] if args.preset_out else []),
+                           read + outputs.inputs(args, [(m, []) for m in names]), args.force)  # before any run
     if min(args.configs, args.first, args.eta - 1, args.finalists, args.repeats, args.per_category) < 1:
         raise methods.InputError("--configs, --first, --finalists, --repeats, --per-category must be at least 1, "
                                  "--eta at least 2")
@@ -68,6 +68,7 @@ def tune_command(args) -> int:
     _threads(args.threads)
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m in names))
     preset = preset_file.load(args.preset) if args.preset else None
+    outputs.announce("tune", writes)
     runner = Runner(args.device, args.dtype)
     target = runner.target(args.model)  # loaded before the first run: loading is no method's time
     check_prompts(target, rows + held, args.max_new_tokens, not args.no_chat)  # not one bad row minutes in
@@ -207,7 +208,8 @@ class Tuner:
             if pid in runs:
                 continue
             self.ar(row)  # AR's record on this prompt, measured now when the search has none yet
-            print(f"\rtune {method}: {where}, {key[:60]}, prompt {i}/{len(rows)} ({row['category']})   ",
+            category = files.printable(row["category"])
+            print(f"\rtune {method}: {where}, {key[:60]}, prompt {i}/{len(rows)} ({category})   ",
                   end="", file=sys.stderr, flush=True)
             trace = self.decode(method, mine["candidates"][key], row)
             runs[pid] = record(trace)

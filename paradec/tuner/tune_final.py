@@ -6,6 +6,7 @@ import hashlib
 import json
 import sys
 
+from ..traces.files import printable
 from . import tune_search as search
 
 
@@ -22,7 +23,8 @@ def final(tuner, method: str, mine: dict, held: list[dict]) -> dict:
     keys = [search.DEFAULTS, *ranked[: tuner.args.finalists]]
     runs, ar, first = {k: [] for k in keys}, [], {}
     for i, row in enumerate(held * tuner.args.repeats, 1):
-        print(f"\rtune {method}: held-out, prompt {i}/{len(held) * tuner.args.repeats} ({row['category']})   ",
+        category = printable(row["category"])
+        print(f"\rtune {method}: held-out, prompt {i}/{len(held) * tuner.args.repeats} ({category})   ",
               end="", file=sys.stderr, flush=True)
         ar.append((row, tuner.ar(row, fresh=True)))
         for k in keys:

@@ -1,0 +1,108 @@
+"""How heavy a page is for the browser that opens it: the main thread's work until the page is ready (Chromium's own
+TaskDuration, from its Performance domain), the DOM's size and the bytes it fetched, for the app's pages or the
+static site's. The table in docs/app.md comes from here.
+
+    python scripts/page_weight.py --app                  # starts the app, measures every page (1024x768)
+    python scripts/page_weight.py --url file:///tmp/site/index.html --paths index.html,sps.html
+
+A page is ready when the network has been quiet for half a second and, on a page with a step player, the player
+has drawn its figures. Each page opens in a fresh browser context (nothing cached), once to warm the server's own
+caches, then measured. The machine's other work slows the main thread too: measure on a quiet machine, and compare
+pages within one run."""
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run"]
+READY = """() => {
+  const player = document.querySelector('.pd-player');
+  if (!player) return true;
+  return [...player.querySelectorAll('.pd-fig')].every((box) => box.querySelector('.main-svg'));
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def measure(browser, url: str, width: int, height: int) -> dict:
+    """One page in a fresh context: main-thread work (ms), DOM nodes, bytes fetched, and seconds until ready."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    fetched = []
+    page.on("response", lambda r: fetched.append(int(r.headers.get("content-length") or 0)))
+    cdp = context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    t0 = time.monotonic()
+    page.goto(url, wait_until="networkidle", timeout=120_000)
+    page.wait_for_function(READY, timeout=120_000)
+    page.wait_for_timeout(500)
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+    out = {"main_thread_ms": round(metrics["TaskDuration"] * 1000),
+           "script_ms": round(metrics["ScriptDuration"] * 1000),
+           "dom_nodes": int(metrics["Nodes"]), "kb_fetched": round(sum(fetched) / 1024),
+           "ready_s": round(time.monotonic() - t0, 2)}
+    context.close()
+    return out
+
+
+def app_paths() -> list[str]:
+    from ui import guide
+
+    return ["/" + url for url in guide.pages()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--app", action="store_true", help="start the app and measure its pages")
+    ap.add_argument("--url", help="a base URL (an app already running, or a static site)")
+    ap.add_argument("--paths", help="comma-separated paths under the base (default: every page of the app)")
+    ap.add_argument("--width", type=int, default=1024)
+    ap.add_argument("--height", type=int, default=768)
+    ap.add_argument("--json", help="also write the rows here")
+    args = ap.parse_args(argv)
+    if not (args.app or args.url):
+        ap.error("give --app or --url")
+    server, base = None, (args.url or "").rstrip("/")
+    if args.app:
+        port = free_port()
+        server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port",
+                                   str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        time.sleep(5)
+    paths = args.paths.split(",") if args.paths else app_paths()
+    rows = []
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+            for path in paths:
+                url = f"{base}/{path.lstrip('/')}"
+                if server:
+                    measure(browser, url, args.width, args.height)  # the server's caches warm, as for a class
+                rows.append({"page": path, **measure(browser, url, args.width, args.height)})
+                print(json.dumps(rows[-1]), flush=True)
+            browser.close()
+    finally:
+        if server:
+            server.terminate()
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""A figure's words in the visitor's language. paradec.plots builds every figure in English (the static export and
+the docs use them too) and marks its texts with N_ for the catalogue; here, where a figure is shown, its titles,
+axis titles, legend entries, annotations and tick labels are looked up in the catalogue. A text made from a
+template ("rerank: {kept} of {total} kept") is recognised by the template's pattern and its values carried over.
+A long title that plotly's layout broke in two ("<br>") is translated whole and broken again."""
+from __future__ import annotations
+
+import copy
+import functools
+import re
+
+from paradec.plots.style import wrap
+from paradec.plots.tokens import WORDS
+
+from .i18n import Translated, _, catalogue, lang
+
+FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
+
+
+@functools.cache
+def _templates(language: str) -> list[tuple[re.Pattern, str]]:
+    """(pattern, translation with plain fields) for every catalogue entry with values, longest first."""
+    out = []
+    for msgid, msgstr in catalogue(language).items():
+        if "{" not in msgid or not FIELD.search(msgid):
+            continue
+        parts, pattern = FIELD.split(msgid), ""
+        for k, part in enumerate(parts):  # split: text, name, text, name, ..., text
+            pattern += re.escape(part) if k % 2 == 0 else f"(?P<{part}>.+?)"
+        try:
+            out.append((re.compile(pattern + r"\Z", re.S), FIELD.sub(r"{\1}", msgstr)))
+        except re.error:  # a field named twice: such an entry is never a figure's text
+            continue
+    return sorted(out, key=lambda entry: -len(entry[0].pattern))
+
+
+@functools.lru_cache(maxsize=4096)
+def say(text: str, language: str) -> str:
+    """One figure text in `language`: the catalogue's entry, a template's with its values, or the text as it is."""
+    if not text or language == "en" or not isinstance(text, str):
+        return text
+    broken = "<br>" in text
+    whole = text.replace("<br>", " ") if broken else text
+    found = catalogue(language).get(whole)
+    if found is None:
+        for pattern, template in _templates(language):
+            m = pattern.match(whole)
+            if m:
+                found = Translated(template).format(**m.groupdict())
+                break
+    if found is None:
+        return text
+    return wrap(found, max(len(line) for line in text.split("<br>"))) if broken else found
+
+
+def _layout_texts(lay: dict, tr) -> None:
+    title = lay.get("title")
+    if isinstance(title, dict) and title.get("text"):
+        title["text"] = tr(title["text"])
+    for key, axis in lay.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            if isinstance(axis.get("title"), dict) and axis["title"].get("text"):
+                axis["title"]["text"] = tr(axis["title"]["text"])
+            if isinstance(axis.get("ticktext"), list):
+                axis["ticktext"] = [tr(t) for t in axis["ticktext"]]
+    for note in lay.get("annotations") or []:
+        if note.get("text"):
+            note["text"] = tr(note["text"])
+    legend = lay.get("legend")
+    if isinstance(legend, dict) and isinstance(legend.get("title"), dict) and legend["title"].get("text"):
+        legend["title"]["text"] = tr(legend["title"]["text"])
+
+
+def translated(fig):
+    """A figure with its words in the visitor's language, as a new plain-JSON figure ({"data": [...], "layout":
+    {...}}; the one given, a dict or a plotly go.Figure, is left as it is). English: the figure itself."""
+    language = lang()
+    if language == "en":
+        return fig
+    fig = fig if isinstance(fig, dict) else fig.to_plotly_json()
+    tr = functools.partial(_say_any, language=language)
+    lay = copy.deepcopy(fig.get("layout", {}))  # a layout is small; the data's arrays are not copied
+    _layout_texts(lay, tr)
+    data = [{**t, "name": tr(t["name"])} if t.get("name") else t for t in fig.get("data", [])]
+    return {**fig, "layout": lay, "data": data}
+
+
+def _say_any(text, language: str):
+    return say(text, language) if isinstance(text, str) else text
+
+
+def stream_words() -> dict:
+    """The token stream's legend and details in the visitor's language (paradec.plots.tokens.WORDS)."""
+    return {key: _(text) for key, text in WORDS.items()}
