@@ -160,7 +160,7 @@ def build(b: list[str], work: Path, dockerfile: Path) -> tuple[list[str], float]
         args += ["-v", f"{local_torch(work)}:/wheels:ro", "--build-arg", "TORCH_INDEX=file:///wheels"]
         stood.append("torch: this machine's CPU wheel (the CPU index is out of reach)")
     log = work / "build.log"
-    say(f"building the image (10-20 min on 2 cores; log: {log})")
+    say(f"building the image (6-10 min on 2 cores; log: {log})")
     t0 = time.monotonic()
     try:
         sh([*b, "bud", "--isolation", "chroot", *args, *trust(work), "-f", str(dockerfile), "-t", IMAGE, str(ROOT)],
