@@ -40,7 +40,7 @@ test: system-deps $(STAMP)
 	PARADEC_KERNEL=require scripts/test_tiers.sh $(BIN)/python
 
 # The Hugging Face Space's image, built as the Hub builds it and checked like CI: started as the Space starts it,
-# opened in Chromium, its C++ kernel loaded (scripts/space_check.py). About 15 min on 2 cores, ~6 GB of disk while
+# opened in Chromium, its C++ kernel loaded (scripts/space_check.py). 11-15 min on 2 cores, ~6 GB of disk while
 # it runs, as root: not part of make test; a maintainer runs it before a release (docs/serving.md).
 space-check: $(STAMP)
 	@scripts/system_deps.sh --space
