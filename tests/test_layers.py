@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # From the ground up: each layer's files and folders (a folder holds everything under it). A module's layer is
 # the one naming its longest matching path.
 LAYERS = [
-    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py"]),  # steps, records, the loop, no method
+    # steps, records, the loop, no method; web: the browser's files
+    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py", "paradec/web"]),
     ("catalog", ["paradec/catalog.py"]),  # every method described once
     ("traces", ["paradec/traces", "paradec/data.py"]),  # files, traces as JSON, the prompts
     ("kernel", ["paradec/cpu"]),  # the CPU forward and its C++ extension

@@ -29,7 +29,9 @@ def test_the_command_is_the_cli():
     assert getattr(importlib.import_module(module), name) is importlib.import_module("paradec.cli").main
 
 
-def test_the_kernel_sources_are_package_data():
+def test_the_kernel_sources_and_the_browsers_files_are_package_data():
     patterns = PROJECT["tool"]["setuptools"]["package-data"]["paradec"]
     shipped = {p.relative_to(ROOT / "paradec") for pattern in patterns for p in (ROOT / "paradec").glob(pattern)}
-    assert shipped == {p.relative_to(ROOT / "paradec") for p in (ROOT / "paradec" / "cpu" / "csrc").iterdir()}
+    sources = [*(ROOT / "paradec" / "cpu" / "csrc").iterdir(),
+               *(p for p in (ROOT / "paradec" / "web").iterdir() if p.suffix in (".js", ".css"))]
+    assert shipped == {p.relative_to(ROOT / "paradec") for p in sources}

@@ -1,5 +1,5 @@
 """paradec.learn's questions and exercises in the visitor's language: each [template, values] translated, filled
-and turned to HTML (tokens in `code`), the glossary's terms as links. The browser (ui/learn.js, in the player
+and turned to HTML (tokens in `code`), the glossary's terms as links. The browser (paradec/web/learn.js, in the player
 and in ui/quiz.py's component) renders them and checks the answers, with no round trip."""
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def roofline_questions() -> list[dict]:
 
 
 def labels() -> dict[str, str]:
-    """The words of the question panel and the exercises (ui/learn.js keeps the English as its default)."""
+    """The words of the question panel and the exercises (paradec/web/learn.js keeps the English as its default)."""
     return {"score": _("This page: {right} of {asked} predicted right · this session: {sright} of {sasked}"),
             "right": _("Right."), "wrong": _("Not quite: the answer was {answer}."), "why": _("Why:"),
             "terms": _("Words:"), "check": _("Check"), "hint": _("Hint:"), "solved": _("Right!"),

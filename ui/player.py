@@ -1,27 +1,26 @@
-"""The step player. It runs in the browser (ui/player.js and its stage, ui/player_stage.js: a Streamlit v2
-component): the buttons, the speed, the scrubber, the step's story and the stage's figures all change together
-there, from frames precomputed for every step, so playing keeps up with the chosen speed and never waits on the
+"""The step player. It runs in the browser (paradec/web/player.js and its stage, paradec/web/player_stage.js: a
+Streamlit v2 component): the buttons, the speed, the scrubber, the step's story and the stage's figures all change
+together there, from frames precomputed for every step, so playing keeps up with the chosen speed and never waits on the
 server. Keys: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 When the player stops, it sends its step back: the panels Python draws (the details) follow, and
 the step lives in the URL (?step=N, 1-based) so a teacher can link it."""
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
+
+from paradec import web
 
 from . import learn, vote
 from .i18n import _, lang
 
-HERE = Path(__file__).resolve().parent
-_JS = "\n".join((HERE / name).read_text() for name in ("learn.js", "player_stage.js", "player.js"))  # one module
-_CSS = "\n".join((HERE / name).read_text() for name in ("player.css", "learn.css"))
+_JS, _CSS = web.text(web.PLAYER_JS), web.text(web.PLAYER_CSS)  # paradec/web: the same files the static site loads
 _PLAYER = st.components.v2.component("paradec.player", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def labels() -> dict[str, str]:
-    """Every word the browser's player shows, in the visitor's language (ui/player.js keeps the English as its
+    """Every word the browser's player shows, in the visitor's language (paradec/web/player.js keeps the English as its
     default); {i} and {n} are the step and the number of steps, filled in there."""
     return {"first": _("« First"), "first_title": _("first step (Home)"),
             "back": _("‹ Back"), "back_title": _("previous step (←)"),

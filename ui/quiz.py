@@ -1,20 +1,16 @@
 """The quiz: a method page ends with its exercises (paradec.learn.exercises, checked in the browser as they are
-answered), and the Roofline page asks its predict questions in predict mode. One browser component (ui/learn.js
-and ui/quiz.js), which a static page can load as it is, with the same JSON."""
+answered), and the Roofline page asks its predict questions in predict mode. One browser component (paradec/web/learn.js
+and paradec/web/quiz.js), which a static page can load as it is, with the same JSON."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import streamlit as st
 
-from paradec import catalog
+from paradec import catalog, web
 
 from . import learn, predict, presenter
 from .i18n import _
 
-HERE = Path(__file__).resolve().parent
-_JS = "\n".join((HERE / name).read_text() for name in ("learn.js", "quiz.js"))  # one module
-_QUIZ = st.components.v2.component("paradec.quiz", js=_JS, css=(HERE / "learn.css").read_text(),
+_QUIZ = st.components.v2.component("paradec.quiz", js=web.text(web.QUIZ_JS), css=web.text(web.QUIZ_CSS),
                                    isolate_styles=False)
 
 

@@ -1,4 +1,4 @@
-"""What the browser's player animates (ui/player.js): for every step of a trace, the step's story,
+"""What the browser's player animates (paradec/web/player.js): for every step of a trace, the step's story,
 the token stream and the stage's figures (the draft tree, the attention mask and a method's own
 per-step figure), precomputed once per trace and sent as JSON."""
 from __future__ import annotations

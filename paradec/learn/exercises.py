@@ -11,7 +11,7 @@ here turns them into plain JSON that the app and a static page render alike:
     hint      what a wrong answer gets (not the answer)
     why       the worked answer, shown once it is right (or given up)
 
-check(exercise, given) is the reference checker (ui/learn.js does the same in the browser)."""
+check(exercise, given) is the reference checker (paradec/web/learn.js does the same in the browser)."""
 from __future__ import annotations
 
 import functools
