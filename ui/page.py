@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 
@@ -107,9 +108,9 @@ def _describe(t: Trace, short: bool = False) -> str:
     params = ", ".join(f"{k} = {v if v != '' else _('default')}" for k, v in (t.params or {}).items())
     params = f" ({params})" if params else ""
     values = {"method": t.method, "mode": mode, "tokens": t.new_tokens, "steps": len(t.steps), "tau": t.tau}
-    if short:
-        return _("Trace: {method} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})").format(
-            **values)
+    if short:  # the model by its name, not its folder's path
+        return _("Trace: {method} · {model} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})"
+                 ).format(**values, model=Path(t.model).name[:40])
     return _("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
              "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
         **values, params=params, model=t.model, draft=draft, device=t.device, dtype=t.dtype, prompt=t.prompt[:80])
