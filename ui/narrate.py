@@ -13,7 +13,7 @@ from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
 from paradec.traces.trace import Trace
 
-from .i18n import N_, _
+from .i18n import N_, _, ngettext
 
 LAST = {
     "bonus": N_("the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token"),
@@ -52,8 +52,10 @@ def step_story(trace: Trace, i: int) -> str:
     greedy = trace.sampling.get("temperature", 0) <= 0
     tail = (_("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
             else _(LAST[last]) if last in LAST else "")
-    proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
-                 "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    proposed = ngettext("**Step {n}.** The drafter proposed {drafted} token after {pending} ({forwards} draft "
+                        "forward(s)).", "**Step {n}.** The drafter proposed {drafted} tokens after {pending} "
+                        "({forwards} draft forward(s)).", len(s.nodes)).format(
+        n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
     if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
         proposed += " " + _("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
             ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
@@ -67,7 +69,8 @@ def step_story(trace: Trace, i: int) -> str:
     if s.index == 0:  # a first step that drafted: its pass carries the prompt too
         checked += " " + _("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
             prompt=len(trace.prompt_ids))
-    committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
+    committed = ngettext("**{n} token committed** for one target forward.",
+                         "**{n} tokens committed** for one target forward.", len(s.tokens)).format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
 
 
