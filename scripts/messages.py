@@ -17,7 +17,7 @@ from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
-KEYWORDS = {"_": None, "N_": None}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}  # ngettext(singular, plural, n): the catalogue's plurals
 METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python"),
               ("paradec/plots/**.py", "python"),  # the figures' words: N_, translated where shown (ui.figure_text)
               ("paradec/learn/**.py", "python")]  # the questions' and exercises' templates, likewise (ui.learn)
@@ -39,15 +39,16 @@ def marked() -> list[str]:
 def main() -> None:
     old = read_po(PO.open("rb")) if PO.is_file() else Catalog(locale="fr")
     new = Catalog(locale="fr", project="paradec", header_comment=old.header_comment)
-    for text in marked():
+    for text in marked():  # a plural entry's id is (singular, plural), its translation one string per form
         kept = old.get(text)
-        new.add(text, kept.string if kept and not kept.fuzzy else "")
+        blank = ("",) * new.num_plurals if isinstance(text, tuple) else ""
+        new.add(text, kept.string if kept and not kept.fuzzy and type(kept.string) is type(blank) else blank)
     PO.parent.mkdir(parents=True, exist_ok=True)
     tmp = PO.with_suffix(".po.tmp")
     with tmp.open("wb") as f:
         write_po(f, new, no_location=True, width=100)
     tmp.replace(PO)  # atomic: an interrupted run leaves the old catalogue
-    missing = sum(1 for m in new if m.id and not m.string)
+    missing = sum(1 for m in new if m.id and not (all(m.string) if isinstance(m.string, tuple) else m.string))
     print(f"{PO.relative_to(ROOT)}: {len(new)} strings, {missing} to translate")
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 import html
 import re
 
+from paradec import catalog
 from paradec.core import records
 from paradec.core.steps import Node
+from paradec.learn import opening
 from paradec.plots.lookahead import window
 from paradec.plots.tokens import label
 from paradec.plots.tree import pending_token
 from paradec.traces.trace import Trace
 
-from .i18n import N_, _
+from .i18n import N_, _, ngettext
 
 LAST = {
     "bonus": N_("the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token"),
@@ -50,8 +52,10 @@ def step_story(trace: Trace, i: int) -> str:
     greedy = trace.sampling.get("temperature", 0) <= 0
     tail = (_("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
             else _(LAST[last]) if last in LAST else "")
-    proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
-                 "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    proposed = ngettext("**Step {n}.** The drafter proposed {drafted} token after {pending} ({forwards} draft "
+                        "forward(s)).", "**Step {n}.** The drafter proposed {drafted} tokens after {pending} "
+                        "({forwards} draft forward(s)).", len(s.nodes)).format(
+        n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
     if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
         proposed += " " + _("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
             ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
@@ -65,7 +69,8 @@ def step_story(trace: Trace, i: int) -> str:
     if s.index == 0:  # a first step that drafted: its pass carries the prompt too
         checked += " " + _("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
             prompt=len(trace.prompt_ids))
-    committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
+    committed = ngettext("**{n} token committed** for one target forward.",
+                         "**{n} tokens committed** for one target forward.", len(s.tokens)).format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
 
 
@@ -140,11 +145,14 @@ def _shape(s) -> str:
 
 
 def lesson(trace: Trace) -> int:
-    """The step (0-based) a page opens on: the first where the method drafts something worth seeing
-    (at least 3 drafted and 2 accepted), else the first with an accepted draft, else any draft, else 0."""
-    steps = trace.steps
-    for good in (lambda s: len(s.nodes) >= 3 and len(s.accepted) >= 2, lambda s: s.accepted, lambda s: s.nodes):
-        hit = next((k for k, s in enumerate(steps) if good(s)), None)
+    """The step (0-based) a page opens on: the first its method's rule finds (paradec.learn.opening, named by its
+    description), else the first with an accepted draft, else any draft, else 0."""
+    described = catalog.METHODS.get(trace.method)
+    found = opening.step(described.opening, trace.steps) if described else None
+    if found is not None:
+        return found
+    for good in (lambda s: s.accepted, lambda s: s.nodes):
+        hit = next((k for k, s in enumerate(trace.steps) if good(s)), None)
         if hit is not None:
             return hit
     return 0

@@ -27,7 +27,8 @@ NO_EXTRA = stage.Extra()
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
-           extra: stage.Extra = NO_EXTRA) -> dict | None:
+           extra: stage.Extra = NO_EXTRA, notice: tuple[str, ...] = (), shared: Callable[[dict], None] | None = None
+           ) -> dict | None:
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
     export). panels(trace, i) draws the method's own details; extra: its own animated stage panels.
     A trace that replaces another (a live run, an import) gets its player alone, and None: the details follow
@@ -35,8 +36,6 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     drew them first: a live run's trace showed a third of a second later."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
     asking = predict.on()
-    if not presenter.on() and not asking:  # a presenter says it; predict mode does not tell the outcome first
-        st.caption(narrate.lesson_note(trace))
     shown = [trace.method, trace.prompt, trace.wall_s, n]
     wait = player.replaces(ns, shown)
     i = player.init(ns, n, start, shown) - 1
@@ -48,6 +47,10 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     if asking:
         vote.publish(trace, i)
         vote.tally()
+    elif not presenter.on():  # a presenter says it; predict mode does not tell the outcome first
+        st.caption(narrate.lesson_note(trace))
+    slot = st.container()  # the sharing box, right under the player (filled once the details' figures exist)
+    presenter.notice(notice)  # what to notice, under the player and above the details, for every student
     if wait:
         return None
     with presenter.fold(_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")), \
@@ -62,6 +65,9 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
         figs.update(_microscope(trace, i, sel, ns))
         figs.update(_kpis(trace, i, ns, analytic_k))
+    if shared:
+        with slot:
+            shared(figs)
     return figs
 
 
