@@ -1,7 +1,10 @@
-"""`make messages`: bring the French catalogue (locale/fr/LC_MESSAGES/paradec.po, ui/i18n.py) in step with the code.
+"""`make messages`: bring the French catalogue (locale/fr/LC_MESSAGES/paradec.po, paradec/words.py) in step with
+the code.
 
-The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_) and from
-paradec/learn (its questions' and exercises' templates, marked N_), and what paradec.catalog holds: every method's
+The strings are what Babel extracts from the app's Python (app.py, views/, ui/: keywords _ and N_), from
+paradec/learn (its questions' and exercises' templates, marked N_), from paradec/stage and paradec/site (what the
+app and the static site show of a trace, translated by the Words they are handed: tr), and what paradec.catalog holds:
+every method's
 page title and link label, its predict questions' own words, and its parameters' labels and help (paradec never
 imports the app, so it translates nothing: the app translates them where they are drawn). New strings enter the
 catalogue untranslated, strings the code no longer has leave it, translations stay. tests/test_i18n.py then fails
@@ -17,10 +20,12 @@ from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
-KEYWORDS = {"_": None, "N_": None}
+KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: paradec.stage's Words, a language handed in
 METHOD_MAP = [("app.py", "python"), ("views/**.py", "python"), ("ui/**.py", "python"),
-              ("paradec/plots/**.py", "python"),  # the figures' words: N_, translated where shown (ui.figure_text)
-              ("paradec/learn/**.py", "python")]  # the questions' and exercises' templates, likewise (ui.learn)
+              ("paradec/plots/**.py", "python"),  # the figures' words: N_, translated where shown (stage.figure_text)
+              ("paradec/learn/**.py", "python"),  # the questions' and exercises' templates, likewise (stage.learn)
+              ("paradec/stage/**.py", "python"),  # the player's frames, stories and panels (the app's and the site's)
+              ("paradec/site/**.py", "python")]  # the static site's own words
 
 
 def marked() -> list[str]:

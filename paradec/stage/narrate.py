@@ -1,17 +1,16 @@
-"""One step told in words, so a learner can follow it without reading code."""
+"""One step told in words, so a learner can follow it without reading code; in the language of the Words given."""
 from __future__ import annotations
 
 import html
 import re
 
-from paradec.core import records
-from paradec.core.steps import Node
-from paradec.plots.lookahead import window
-from paradec.plots.tokens import label
-from paradec.plots.tree import pending_token
-from paradec.traces.trace import Trace
-
-from .i18n import N_, _
+from ..core import records
+from ..core.steps import Node
+from ..plots.lookahead import window
+from ..plots.tokens import label
+from ..plots.tree import pending_token
+from ..traces.trace import Trace
+from ..words import N_, Words
 
 LAST = {
     "bonus": N_("the accepted path reached the end of its draft, so the same pass also gives a free **bonus** token"),
@@ -21,83 +20,83 @@ LAST = {
 STATUS = {"accepted": N_("accepted"), "rejected": N_("rejected"), "unreached": N_("unreached")}  # a node's status
 
 
-def status(value: str) -> str:
-    """A drafted token's status (accepted, rejected, unreached), in the visitor's language."""
-    return _(STATUS[value]) if value in STATUS else value
+def status(value: str, tr: Words) -> str:
+    """A drafted token's status (accepted, rejected, unreached), in tr's language."""
+    return tr(STATUS[value]) if value in STATUS else value
 
 
 def _q(trace: Trace, tok: int) -> str:
     return f"`{label(trace.text_of(tok))}`"
 
 
-def step_story(trace: Trace, i: int) -> str:
+def step_story(trace: Trace, i: int, tr: Words) -> str:
     s = trace.steps[i]
     pend = _q(trace, pending_token(trace, i))
     if s.index == 0 and not s.nodes:  # the prefill: the pass carries the whole prompt
-        return _("**Step {n}.** Nothing was drafted yet: ONE target forward over the prompt's {prompt} tokens (the "
+        return tr("**Step {n}.** Nothing was drafted yet: ONE target forward over the prompt's {prompt} tokens (the "
                  "prefill: the pass that fills the KV cache) gives the first token, {token}.").format(
             n=i + 1, prompt=len(trace.prompt_ids), token=_q(trace, s.tokens[-1]))
     if not s.nodes:
         cells = len(window(s).window_sees)  # Lookahead's window rides along, never a candidate
         if cells:
-            return _("**Step {n}.** Nothing was drafted: one target forward after {pending} (with {cells} window "
+            return tr("**Step {n}.** Nothing was drafted: one target forward after {pending} (with {cells} window "
                      "tokens riding along) gives one token, {token}.").format(
                 n=i + 1, pending=pend, cells=cells, token=_q(trace, s.tokens[-1]))
-        return _("**Step {n}.** Nothing was drafted: one target forward after {pending} gives one token, "
+        return tr("**Step {n}.** Nothing was drafted: one target forward after {pending} gives one token, "
                  "{token}.").format(n=i + 1, pending=pend, token=_q(trace, s.tokens[-1]))
     tested = [n for n in s.nodes if n.status != "unreached"]
     last = s.origins[-1]
     greedy = trace.sampling.get("temperature", 0) <= 0
-    tail = (_("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
-            else _(LAST[last]) if last in LAST else "")
-    proposed = _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
+    tail = (tr("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
+            else tr(LAST[last]) if last in LAST else "")
+    proposed = tr("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
                  "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
     if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
-        proposed += " " + _("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
+        proposed += " " + tr("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
             ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
     values = {"verified": s.verified, "accepted": len(s.accepted), "tested": len(tested)}
     if last == "accepted":
-        checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
+        checked = tr("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
                     "accepted.").format(**values)
     else:
-        checked = _("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
+        checked = tr("ONE target forward over {verified} tokens checked them: {accepted} of {tested} tested were "
                     "accepted; {tail}: {token}.").format(**values, tail=tail, token=_q(trace, s.tokens[-1]))
     if s.index == 0:  # a first step that drafted: its pass carries the prompt too
-        checked += " " + _("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
+        checked += " " + tr("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
             prompt=len(trace.prompt_ids))
-    committed = _("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
+    committed = tr("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
 
 
-def before_story(trace: Trace, i: int) -> str:
+def before_story(trace: Trace, i: int, tr: Words) -> str:
     """Step i as its drafter proposed it, before the verify pass (predict mode, until the question is answered)."""
     s = trace.steps[i]
-    return _("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft forward(s)). "
+    return tr("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft forward(s)). "
              "Next: ONE target forward over {verified} tokens checks them. What will it keep?").format(
         n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), forwards=s.draft_forwards,
         verified=s.verified)
 
 
-def _p(n: Node) -> str:
-    return _("p not recorded") if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
+def _p(n: Node, tr: Words) -> str:
+    return tr("p not recorded") if n.p is None else f"p = {n.p:.3f}"  # a hand-made trace may leave it out
 
 
-def node_story(trace: Trace, n: Node, greedy: bool) -> str:
-    tok, verdict = _q(trace, n.token), status(n.status)
+def node_story(trace: Trace, n: Node, greedy: bool, tr: Words) -> str:
+    tok, verdict = _q(trace, n.token), status(n.status, tr)
     if n.status == "unreached":
-        return _("{token} was never tested: a token before it was rejected, so everything after it is thrown "
+        return tr("{token} was never tested: a token before it was rejected, so everything after it is thrown "
                  "away.").format(token=tok)
     if greedy:
         if n.status == "accepted":
-            return _("Greedy: {token} is the target's most likely token ({p}), so it is **{status}**.").format(
-                token=tok, p=_p(n), status=verdict)
-        return _("Greedy: {token} is not the target's most likely token ({p}), so it is **{status}**.").format(
-            token=tok, p=_p(n), status=verdict)
+            return tr("Greedy: {token} is the target's most likely token ({p}), so it is **{status}**.").format(
+                token=tok, p=_p(n, tr), status=verdict)
+        return tr("Greedy: {token} is not the target's most likely token ({p}), so it is **{status}**.").format(
+            token=tok, p=_p(n, tr), status=verdict)
     if n.accept_prob is None:  # Medusa-2's typical acceptance: a threshold on p, no draw
-        return _("The target gave {token} {p}. It was tested by a threshold on p (typical acceptance, LOSSY), not "
-                 "by rejection sampling, so it is **{status}**.").format(token=tok, p=_p(n), status=verdict)
+        return tr("The target gave {token} {p}. It was tested by a threshold on p (typical acceptance, LOSSY), not "
+                 "by rejection sampling, so it is **{status}**.").format(token=tok, p=_p(n, tr), status=verdict)
     cmp = "<" if n.status == "accepted" else "≥"
-    return _("The draft gave {token} q = {q:.3f}, the target p = {p:.3f}. It is kept with probability "
+    return tr("The draft gave {token} q = {q:.3f}, the target p = {p:.3f}. It is kept with probability "
              "min(1, p/q) = {prob:.3f}; the uniform draw u = {u:.3f} {cmp} {prob:.3f}, so it is **{status}**. "
              "Tokens the draft over-proposes (q > p) are cut back to p; the residual max(0, p − q) gives back "
              "exactly the mass the draft under-proposed.").format(token=tok, q=n.q, p=n.p, prob=n.accept_prob,
@@ -109,20 +108,20 @@ def plain(md: str) -> str:
     return re.sub(r"\*\*(.+?)\*\*|`([^`]+)`", lambda m: m.group(1) or m.group(2), md)
 
 
-def tree_alt(trace: Trace, i: int) -> str:
+def tree_alt(trace: Trace, i: int, tr: Words) -> str:
     """What the draft tree shows at step i, in words (its text alternative)."""
     s = trace.steps[i]
     count = {k: sum(n.status == k for n in s.nodes) for k in STATUS}
-    return plain(_("Draft tree of step {n}: {drafted} token(s) drafted after {pending}, {accepted} accepted, "
+    return plain(tr("Draft tree of step {n}: {drafted} token(s) drafted after {pending}, {accepted} accepted, "
                    "{rejected} rejected, {unreached} never tested; then the target's own token {token}.").format(
         n=i + 1, drafted=len(s.nodes), pending=_q(trace, pending_token(trace, i)), token=_q(trace, s.tokens[-1]),
         **count))
 
 
-def mask_alt(trace: Trace, i: int) -> str:
+def mask_alt(trace: Trace, i: int, tr: Words) -> str:
     """What the attention mask shows at step i, in words (its text alternative)."""
     s = trace.steps[i]
-    return _("Attention mask of step {n}: one row per token of the verify pass ({rows}); each drafted token sees the "
+    return tr("Attention mask of step {n}: one row per token of the verify pass ({rows}); each drafted token sees the "
              "{context} tokens of context and its own ancestors, never another branch.").format(
         n=i + 1, rows=s.verified, context=s.context_len - 1)
 
@@ -134,9 +133,9 @@ def to_html(md: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
-def _shape(s) -> str:
+def _shape(s, tr: Words) -> str:
     chain = all(n.parent == k - 1 for k, n in enumerate(s.nodes))
-    return (_("a {n}-token chain") if chain else _("a {n}-node tree")).format(n=len(s.nodes))
+    return (tr("a {n}-token chain") if chain else tr("a {n}-node tree")).format(n=len(s.nodes))
 
 
 def lesson(trace: Trace) -> int:
@@ -150,12 +149,12 @@ def lesson(trace: Trace) -> int:
     return 0
 
 
-def lesson_note(trace: Trace) -> str:
+def lesson_note(trace: Trace, tr: Words) -> str:
     """Says on screen why the page opened where it did."""
     i = lesson(trace)
     s = trace.steps[i]
     if not s.nodes:
-        return _("Nothing is drafted in this run: every step is one target forward and one token. "
+        return tr("Nothing is drafted in this run: every step is one target forward and one token. "
                  "Press **Play** to watch the text grow.")
-    return _("**Step {n}** is the first step worth seeing: {shape} drafted, {accepted} accepted. A new run opens "
-             "on it; **First** goes back to the start.").format(n=i + 1, shape=_shape(s), accepted=len(s.accepted))
+    return tr("**Step {n}** is the first step worth seeing: {shape} drafted, {accepted} accepted. A new run opens "
+             "on it; **First** goes back to the start.").format(n=i + 1, shape=_shape(s, tr), accepted=len(s.accepted))
