@@ -158,3 +158,18 @@ def lesson_note(trace: Trace, tr: Words) -> str:
                  "Press **Play** to watch the text grow.")
     return tr("**Step {n}** is the first step worth seeing: {shape} drafted, {accepted} accepted. A new run opens "
              "on it; **First** goes back to the start.").format(n=i + 1, shape=_shape(s, tr), accepted=len(s.accepted))
+
+
+def describe(t: Trace, tr: Words) -> str:
+    """The replayed run in one line: method, parameters, model, draft, sampling, tokens, τ, device and prompt."""
+    temp = t.sampling.get("temperature", 0)
+    mode = (tr("greedy") if temp <= 0
+            else tr("sampling T={temperature}, top-p={top_p}, seed={seed}").format(
+                temperature=temp, top_p=t.sampling.get("top_p", 1), seed=t.sampling.get("seed")))
+    draft = " · " + tr("draft: {model}").format(model=t.draft_model) if t.draft_model else ""
+    params = ", ".join(f"{k} = {v if v != '' else tr('default')}" for k, v in (t.params or {}).items())
+    params = f" ({params})" if params else ""
+    return tr("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
+              "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
+        method=t.method, mode=mode, tokens=t.new_tokens, steps=len(t.steps), tau=t.tau, params=params, model=t.model,
+        draft=draft, device=t.device, dtype=t.dtype, prompt=t.prompt[:80])

@@ -261,7 +261,7 @@ function pick(P, data) {  // the node picked below, highlighted in its step's fr
   if (P.picked) P.frames[P.picked.k] = data.override;
 }
 
-export default function (component) {
+export default function mountPlayer(component) {
   const {data, parentElement, setStateValue} = component;
   let P = parentElement.__pdPlayer;
   if (!P) {
