@@ -36,6 +36,7 @@ def marked() -> list[str]:
     found = [msg for _, _, msg, _, _ in extract_from_dir(ROOT, method_map=METHOD_MAP, keywords=KEYWORDS)]
     params = [p for m in catalog.METHODS.values() for p in m.params]
     found += [text for m in catalog.METHODS.values() for text in (m.title, m.link) if text]  # the pages' names
+    found += [text for m in catalog.METHODS.values() for text in (m.family, m.summary)]  # a page's first line
     found += [a.text for m in catalog.METHODS.values() for a in m.questions if a.text]  # questions in their own words
     found += [text for p in params for text in (p.label, p.help) if text]
     return list(dict.fromkeys(found))

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
 SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
            *sorted((ROOT / "paradec" / "learn").glob("*.py")),
-           *sorted((ROOT / "paradec" / "stage").glob("*.py")), *sorted((ROOT / "paradec" / "site").glob("*.py"))]
+           *sorted((ROOT / "paradec" / "stage").glob("*.py")),
+           *sorted(p for p in (ROOT / "paradec" / "site").glob("*.py") if p.name != "export.py")]  # its CLI: English
 KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: a Words handed in (paradec.stage)
 BILINGUAL = {"T", "Term"}  # ui/glossary.py: T(english, french, meaning...)
 WORD = re.compile(r"^[(\"'«]*[A-Za-zÀ-ÿ]{3,}[.,;:!?)\"'»]*$")

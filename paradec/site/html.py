@@ -55,8 +55,8 @@ def frame(page: Page, tr: Words, langs: list[str], nav: list[tuple[str, str]]) -
                     for n, label in nav)
     live = tr("A recorded replay: every step here was recorded from a real run, and replays in your browser with no "
               "server. Live decoding (your own prompt, model and settings) needs the app:")
-    predict = (f"<a class='pd-predict' href='?predict=1' data-on='{esc(tr('Predict mode: on'))}' "
-               f"data-off='{esc(tr('Predict mode: off'))}'>{esc(tr('Predict mode: off'))}</a>"
+    on, off, how = esc(tr("Predict mode: on")), esc(tr("Predict mode: off")), esc(tr("how to run it"))
+    predict = (f"<a class='pd-predict' href='?predict=1' data-on='{on}' data-off='{off}'>{off}</a>"
                if page.kind == "method" or page.name == "roofline" else "")
     boot = {"kind": page.kind, "page": page.name, "lang": tr.lang, **page.data, "charts": page.charts}
     return (f"<!doctype html>\n<html lang='{tr.lang}'><head><meta charset='utf-8'>"
@@ -65,6 +65,6 @@ def frame(page: Page, tr: Words, langs: list[str], nav: list[tuple[str, str]]) -
             "<script defer src='static/plotly.min.js'></script><script defer src='static/paradec.js'></script>"
             f"</head><body><header class='pd-top'><a class='pd-home' href='{file_of('index', tr.lang)}'>paradec</a>"
             f"<nav>{links}</nav>{predict}{switch}</header>"
-            f"<p class='pd-replay'>{esc(live)} <a href='{file_of('about', tr.lang)}'>{esc(tr('how to run it'))}</a>.</p>"
+            f"<p class='pd-replay'>{esc(live)} <a href='{file_of('about', tr.lang)}'>{how}</a>.</p>"
             f"<main>{page.body}</main><script type='application/json' id='pd-page'>{data_json(boot)}</script>"
             "</body></html>\n")

@@ -65,7 +65,7 @@ def files(r: Recorded, trace: Trace, tr: Words) -> dict[str, str]:
 
 
 def _label(r: Recorded, tr: Words, several: bool) -> str:
-    name = tr(TRACE_NAMES.get(r.name, r.name))
+    name = tr(TRACE_NAMES[r.name]) if r.name in TRACE_NAMES else r.name
     return f"{r.method.version or tr(r.method.title)} · {name}" if several else name
 
 
@@ -89,19 +89,21 @@ def page(url: str, found: list[Recorded], loaded: dict[str, Trace], assets: Path
                         "badges": badges(tr, FROM_RUN, MEASURED)}}
     intro = tr("**{title}** ({family}): {summary}.").format(title=tr(m.title), family=tr(m.family),
                                                              summary=tr(m.summary))
+    picker = esc(tr("Recorded trace"))
     body = (f"<h1>{esc(tr(m.title))}</h1><p class='pd-intro'>{narrate.to_html(intro)}</p>"
-            f"<div class='pd-traces' id='pd-traces' role='group' aria-label='{esc(tr('Recorded trace'))}'></div>"
+            f"<div class='pd-traces' id='pd-traces' role='group' aria-label='{picker}'></div>"
             "<p class='pd-caption' id='pd-caption'></p><p class='pd-lesson' id='pd-lesson'></p>"
             "<div id='pd-player'></div>"
             "<details id='pd-details' class='st-key-pd-details-site'>"
             f"<summary>{esc(tr(DETAILS))}"
             "</summary><div id='pd-details-body'></div></details>")
     if data["exercises"]:
-        body += (f"<h2>{esc(tr('Exercises'))}</h2><p class='pd-caption'>{esc(tr(EXERCISES))}</p>"
+        body += (f"<h2>{esc(tr(EXERCISES_TITLE))}</h2><p class='pd-caption'>{esc(tr(EXERCISES))}</p>"
                  "<div id='pd-quiz'></div>")
     return Page(url, tr(m.title), body, "method", data)
 
 
+EXERCISES_TITLE = N_("Exercises")
 EXERCISES = N_("Checked against the recorded runs as you answer: a wrong answer gets a hint, two a way to see the "
                "answer. Numbers may be rounded to two decimals.")
 DETAILS = N_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")

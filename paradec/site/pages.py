@@ -39,7 +39,8 @@ def titles(urls: list[str], tr: Words) -> dict[str, str]:
 
 def index(urls: list[str], tr: Words) -> Page:
     named = titles(urls, tr)
-    body = f"<h1>{esc(tr('paradec: parallel decoding, step by step'))}</h1><p>{esc(tr(INDEX))}</p>"
+    title = tr("paradec: parallel decoding, step by step")
+    body = f"<h1>{esc(title)}</h1><p>{esc(tr(INDEX))}</p>"
     shown = set()
     for group, members in GROUPS.items():
         members = [u for u in (members or [u for u in named if u in catalog.pages()]) if u in named and u not in shown]
@@ -57,7 +58,8 @@ INDEX = N_("Every step of every method, replayed from runs recorded on a CPU wit
 
 def roofline(assets: Path, tr: Words) -> Page:
     page = Page("roofline", tr("Roofline"), "", "roofline")
-    body = f"<h1>{esc(tr('Roofline: why one token at a time wastes the hardware'))}</h1><p>{esc(tr(ROOF))}</p>"
+    title = tr("Roofline: why one token at a time wastes the hardware")
+    body = f"<h1>{esc(title)}</h1><p>{esc(tr(ROOF))}</p>"
     page.data["questions"] = [worded.question(q, tr, link(tr.lang)) for q in roofline_questions.questions(assets)]
     body += "<div id='pd-quiz'></div>"
     model = MODELS["SmolLM2-135M-Instruct"]
@@ -89,7 +91,8 @@ ROOF = N_("A forward pass reads every weight once however many tokens it process
 def arena(runs: dict[str, Trace], tr: Words) -> Page:
     page = Page("arena", tr("Arena: all methods"), "", "other")
     ar = runs.get("ar")
-    body = f"<h1>{esc(tr('Arena: every method, one prompt'))}</h1>"
+    title = tr("Arena: every method, one prompt")
+    body = f"<h1>{esc(title)}</h1>"
     t = next(iter(runs.values()))
     body += "<p class='pd-caption'>" + esc(tr("Prompt: “{prompt}” · {model} · temperature {temperature} · "
                                               "{device}/{dtype} · all runs in one process, one after the other").format(
@@ -116,7 +119,8 @@ def arena(runs: dict[str, Trace], tr: Words) -> Page:
 
 def benchmark(report: dict, tr: Words) -> Page:
     page = Page("benchmark", tr("Benchmark"), "", "other")
-    body = f"<h1>{esc(tr('Benchmark: every method against AR and its peers'))}</h1>"
+    title = tr("Benchmark: every method against AR and its peers")
+    body = f"<h1>{esc(title)}</h1>"
     body += f"<pre class='pd-report'>{esc(bench_report.format_report(report))}</pre>"
     body += chart(page, "speedup", fig_json(bench_plots.speedup_figure(report), tr.lang),
                   tr("Speedup against paradec's AR, same run"), badges(tr, MEASURED))
@@ -131,9 +135,10 @@ def benchmark(report: dict, tr: Words) -> Page:
 
 def glossary(urls: list[str], tr: Words) -> Page:
     named = titles(urls, tr)
+    example, find = esc(tr("e.g. brouillon, tree, τ")), esc(tr("Find a term"))
+    meaning, where_ = esc(tr("Meaning")), esc(tr("Where to see it"))
     body = (f"<h1>{esc(tr(OTHER['glossary']))}</h1>"
-            f"<input id='pd-search' class='pd-input' type='search' placeholder='{esc(tr('e.g. brouillon, tree, τ'))}'"
-            f" aria-label='{esc(tr('Find a term'))}'>")
+            f"<input id='pd-search' class='pd-input' type='search' placeholder='{example}' aria-label='{find}'>")
     for section, terms in SECTIONS.items():
         rows = ""
         for t in terms:
@@ -143,19 +148,20 @@ def glossary(urls: list[str], tr: Words) -> Page:
             rows += (f"<tr class='pd-term'><td><b>{esc(t.en)}</b></td><td><b>{esc(t.fr)}</b></td>"
                      f"<td>{esc(tr(t.meaning))}</td><td>{where}{what}</td></tr>")
         body += (f"<h2>{esc(tr(section))}</h2><table class='pd-glossary'><tr><th>English</th><th>Français</th>"
-                 f"<th>{esc(tr('Meaning'))}</th><th>{esc(tr('Where to see it'))}</th></tr>{rows}</table>")
+                 f"<th>{meaning}</th><th>{where_}</th></tr>{rows}</table>")
     return Page("glossary", tr("Glossary"), body, "glossary")
 
 
 def about(tr: Words, repo: str) -> Page:
     """How to run the app, for what this site lacks: live decoding."""
     where = f" <a href='{esc(repo)}'>{esc(repo)}</a>" if repo else ""
-    body = (f"<h1>{esc(tr('Live decoding: run the app'))}</h1><p>{esc(tr(ABOUT))}{where}</p>"
-            "<pre>git clone REPOSITORY paradec\ncd paradec\nmake run</pre>"
-            f"<p>{esc(tr(ABOUT_MORE))}</p>")
-    return Page("about", tr("Live decoding: run the app"), body, "other")
+    title = tr("Live decoding: run the app")
+    body = (f"<h1>{esc(title)}</h1><p>{esc(tr(ABOUT))}{where}</p>"
+            f"{COMMANDS}<p>{esc(tr(ABOUT_MORE))}</p>")
+    return Page("about", title, body, "other")
 
 
+COMMANDS = "<pre>git clone REPOSITORY paradec\ncd paradec\nmake run</pre>"  # not taught
 ABOUT = N_("This site replays recorded runs: it cannot decode a prompt of your own. The app does, on the embedded "
            "model on any laptop CPU (or on a GPU with larger models): clone the repository and start it; its "
            "README.md says how, and what each page shows.")
