@@ -58,11 +58,13 @@ def frame(page: Page, tr: Words, langs: list[str], nav: list[tuple[str, str]]) -
     on, off, how = esc(tr("Predict mode: on")), esc(tr("Predict mode: off")), esc(tr("how to run it"))
     predict = (f"<a class='pd-predict' href='?predict=1' data-on='{on}' data-off='{off}'>{off}</a>"
                if page.kind == "method" or page.name == "roofline" else "")
+    # plotly.js is most of a page's work in the browser: a page with no chart does without it
+    plotly = "<script defer src='static/plotly.min.js'></script>" if page.kind == "method" or page.charts else ""
     boot = {"kind": page.kind, "page": page.name, "lang": tr.lang, **page.data, "charts": page.charts}
     return (f"<!doctype html>\n<html lang='{tr.lang}'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             f"<title>{esc(page.title)} · paradec</title><link rel='stylesheet' href='static/paradec.css'>"
-            "<script defer src='static/plotly.min.js'></script><script defer src='static/paradec.js'></script>"
+            f"{plotly}<script defer src='static/paradec.js'></script>"
             f"</head><body><header class='pd-top'><a class='pd-home' href='{file_of('index', tr.lang)}'>paradec</a>"
             f"<nav>{links}</nav>{predict}{switch}</header>"
             f"<p class='pd-replay'>{esc(live)} <a href='{file_of('about', tr.lang)}'>{how}</a>.</p>"

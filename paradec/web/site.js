@@ -65,7 +65,7 @@ function lazyCharts(charts) {  // a page's charts, each drawn when it comes near
       seen.unobserve(e.target);
       draw(e.target, charts[e.target.dataset.chart]);
     }
-  }, {rootMargin: "200px"});
+  }, {rootMargin: "100px"});
   for (const box of document.querySelectorAll(".pd-plot[data-chart]")) {
     box.style.minHeight = ((charts[box.dataset.chart].layout || {}).height || 450) + "px";
     seen.observe(box);
