@@ -28,7 +28,9 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--
 READY = """() => {
   const player = document.querySelector('.pd-player');
   if (!player) return true;
-  return [...player.querySelectorAll('.pd-fig')].every((box) => box.querySelector('.main-svg'));
+  // a box predict mode veils waits for the answer: it is drawn after it
+  const boxes = player.querySelectorAll('.pd-cell:not(.pd-veil) > .pd-fig');
+  return [...boxes].every((box) => box.querySelector('.main-svg'));
 }"""
 
 

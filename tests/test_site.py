@@ -52,7 +52,7 @@ def test_out_refuses_what_is_not_an_empty_folder_or_an_export(tmp_path):
 def test_writes_go_through_renames_and_never_through_links(tmp_path):
     out = tmp_path / "site"
     out.mkdir()
-    (out / export.MARK).write_text(json.dumps({"files": ["old.html", "../escape.txt"]}))
+    (out / export.MARK).write_text(json.dumps({"files": ["old.html", str(Path("..", "escape.txt"))]}))
     (out / "old.html").write_text("stale")
     (tmp_path / "escape.txt").write_text("not the export's")
     export.write(out.resolve(), {"index.html": "<p>new</p>", "data/a.js": "PD.put('a','')\n"})

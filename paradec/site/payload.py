@@ -11,7 +11,7 @@ import json
 from ..plots import kpis, microscope
 from ..plots.tokens import label
 from ..stage import narrate
-from ..stage.frames import Extra, Shell, default_node, fig_json, frames, panels
+from ..stage.frames import Shell, default_node, fig_json, frames, panels
 from ..traces.trace import Trace
 from ..words import Words
 
@@ -61,7 +61,3 @@ def script(key: str, text: str) -> str:
     page may do where it may not read a file."""
     packed = base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
     return f"PD.put({json.dumps(key)},\"{packed}\");\n"
-
-
-def shell(tr: Words, link, extra: Extra) -> Shell:
-    return Shell(tr, link, True, extra)
