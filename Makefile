@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run dev test check setup system-deps bench traces messages clean
+.PHONY: run dev test check setup system-deps space-check bench traces messages clean
 
 # The same script builds the Hugging Face Space's image (Dockerfile): one install, two places.
 $(STAMP): requirements.txt requirements-ray.txt requirements-dev.txt scripts/install.sh
@@ -38,6 +38,13 @@ system-deps:
 test: system-deps $(STAMP)
 	$(BIN)/ruff check .
 	PARADEC_KERNEL=require scripts/test_tiers.sh $(BIN)/python
+
+# The Hugging Face Space's image, built as the Hub builds it and checked like CI: started as the Space starts it,
+# opened in Chromium, its C++ kernel loaded (scripts/space_check.py). 11-15 min on 2 cores, ~6 GB of disk while
+# it runs, as root: not part of make test; a maintainer runs it before a release (docs/serving.md).
+space-check: $(STAMP)
+	@scripts/system_deps.sh --space
+	$(BIN)/python scripts/space_check.py $(SPACE_CHECK_ARGS)
 
 check: $(STAMP)
 	$(BIN)/ruff check .

@@ -87,6 +87,10 @@ class Method:
     uses: str = ""  # the GPU presets' model it reads besides the target, by role (paradec.tuning.presets)
     questions: tuple[Ask, ...] = ()  # what predict mode asks at a step (the first that applies, in turn)
     exercises: tuple[Exercise, ...] = ()  # its page's exercises (a page shows those of every method on it)
+    # Where its page opens: the first of these recorded runs (assets/traces/METHOD-NAME.json) with a step the rule
+    # finds (paradec.learn.opening: chain, tree, block, window, any), at that step.
+    opens_on: tuple[str, ...] = ("greedy",)
+    opening: str = "chain"
 
     def __post_init__(self):  # what a description leaves out: its page is its own, named after the method
         object.__setattr__(self, "page", self.page or self.name)
@@ -154,14 +158,15 @@ JACOBI = (Ask("accepted", "Predict: how many of the block's {drafted} guesses re
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("ar", "paradec.core.drafter:Drafter", "baseline", "one token per target forward",
-           title="Autoregressive (AR)", icon=":material/looks_one:", link="AR: one pass per token"),
+           title="Autoregressive (AR)", icon=":material/looks_one:", link="AR: one pass per token", opening="any"),
     Method("sps", "sps:SpeculativeSampling", "draft model",
            "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
                   label="k (draft length)", tune=(2, 3, 4, 5, 6, 8)), *_rule(0.4)), needs="draft",
            record=records.DraftLength, title="Speculative sampling", icon=":material/call_split:", uses="draft",
            questions=CHAIN,
-           exercises=_ex("sps-fixed", "tau", "alpha", "formula", "versus") + _ex("sps-sampled", "keep")),
+           exercises=_ex("sps-fixed", "tau", "alpha", "formula", "versus") + _ex("sps-sampled", "keep"),
+           opens_on=("fixed", "greedy")),
     Method("pld", "pld:PromptLookup", "copy",
            "prompt lookup: copies what followed the last n-gram's earlier occurrence",
            (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)",
@@ -179,7 +184,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
                   "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess")),
            record=records.Jacobi, title="Jacobi decoding", icon=":material/grid_on:", link="Jacobi: iterate a block",
-           questions=JACOBI, exercises=_ex("jacobi-greedy", "tau", "slower", "break_even")),
+           questions=JACOBI, exercises=_ex("jacobi-greedy", "tau", "slower", "break_even"), opening="block"),
     Method("lookahead", "lookahead:Lookahead", "guess and iterate",
            "an n-gram pool filled by Jacobi iterations, verified in the same pass",
            (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)",
@@ -190,7 +195,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            title="Lookahead decoding", icon=":material/manage_search:", link="Lookahead: window + pool", questions=(
                Ask("accepted", "Predict: the pool offers {drafted} candidate tokens after {pending}. How many will "
                    "the target accept?"),),
-           exercises=_ex("lookahead-greedy", "tau", "alpha", "pass_tokens", "pool_wins")),
+           exercises=_ex("lookahead-greedy", "tau", "alpha", "pass_tokens", "pool_wins"), opening="window"),
     Method("medusa", "medusa:Medusa", "heads",
            "heads on the last hidden state guess later tokens; their top-k form a tree",
            (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
@@ -202,7 +207,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("delta", float, 0.3, "typical acceptance's entropy-scaled threshold", 0.0, 10.0, step=0.05),
             *_rule(0.3)), lossless="yes (acceptance=typical: no, LOSSY when sampling)", needs="heads",
            reads_target=True, record=records.Medusa, icon=":material/account_tree:", link="Medusa: heads, a tree",
-           title="Medusa", uses="medusa", questions=TREE,
+           title="Medusa", uses="medusa", questions=TREE, opening="tree",
            exercises=(*_ex("medusa-greedy", "tau", "alpha"),
                       Exercise("trees", "medusa-trees/chain4", "medusa-trees/wide16"), *_ex("medusa-sampled", "keep"))),
     Method("eagle", "eagle:Eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
@@ -210,18 +215,19 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("tree", str, "cpu10", TREE_HELP, label="Static tree", tune=("chain4", "cpu10")), *_rule(0.3)),
            needs="heads", reads_target=True, record=records.Eagle, title="EAGLE-1/2/3",
            icon=":material/flight_takeoff:", link="EAGLE-1/2/3: feature drafts", version="EAGLE-1", uses="eagle",
-           questions=TREE, exercises=(Exercise("trees", "eagle-greedy", "eagle2-greedy"), *_ex("eagle-greedy", "tau"))),
+           questions=TREE, opening="tree",
+           exercises=(Exercise("trees", "eagle-greedy", "eagle2-greedy"), *_ex("eagle-greedy", "tau"))),
     Method("eagle2", "eagle:Eagle2", "heads",
            "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
            _eagle_dynamic(0), needs="heads", reads_target=True, record=records.Eagle, page="eagle", title="EAGLE-1/2/3",
-           version="EAGLE-2", uses="eagle", questions=TREE, exercises=_ex("eagle2-greedy", "alpha")),
+           version="EAGLE-2", uses="eagle", questions=TREE, opening="tree", exercises=_ex("eagle2-greedy", "alpha")),
     # The prompt-lookup branch is on by default for EAGLE-3: with and without it in one bench run, in
     # assets/bench/cpu-2core-eagle3-lookup.json (lookup=8 is not behind prompt lookup on any category).
     Method("eagle3", "eagle:Eagle3", "heads",
            "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree, and a prompt-lookup "
            "branch beside it",
            _eagle_dynamic(8), needs="heads", reads_target=True, record=records.Eagle, page="eagle", title="EAGLE-1/2/3",
-           version="EAGLE-3", uses="eagle3", questions=TREE, exercises=_ex("eagle3-sampled", "keep")),
+           version="EAGLE-3", uses="eagle3", questions=TREE, opening="tree", exercises=_ex("eagle3-sampled", "keep")),
     Method("early_exit", "early_exit:EarlyExit", "self-speculative",
            "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
@@ -240,7 +246,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("adapter", str, "", "a folder of LoRA deltas (empty: the shipped ones)", weights=True,
                   spare=("",))),
            lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="deltas",
-           record=records.Jacobi, page="jacobi", title="Jacobi decoding", questions=JACOBI,
+           record=records.Jacobi, page="jacobi", title="Jacobi decoding", questions=JACOBI, opening="block",
            exercises=_ex("cllm-greedy", "tau")),
     Method("mirror", "mirror:Mirror", "draft model",
            "sps's chain, and a worker drafting the next chain for the likeliest outcomes "

@@ -48,7 +48,7 @@ def test_the_page_link_round_trips():
     again = open_page("views/sps.py", **query)
     assert again.slider(key="sps.k").value == 6 and again.selectbox(key="sps.draft_length").value == "heuristic"
     assert again.session_state[sidebar.KEY].prompt == PROMPT and again.session_state[sidebar.KEY].seed == 3
-    assert player(again, "sps")["step"] == 2 and again.radio(key="sps.recorded").value == "sampled"
+    assert player(again, "sps")["step"] == 2 and again.selectbox(key="sps.recorded").value == "sampled"
 
 
 @pytest.mark.parametrize("key", ["upload", "dl_json", "run", "recorded"])  # a file uploader, buttons, a radio

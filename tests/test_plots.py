@@ -14,7 +14,7 @@ from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.style import COLORS
 from paradec.plots.tokens import label, stream_html
-from paradec.plots.tree import FINAL, KIND_NAMES, ROOT, SYMBOLS, graph, positions, tree_figure
+from paradec.plots.tree import FINAL, GLYPHS, KIND_NAMES, ROOT, SYMBOLS, graph, legend, positions, short, tree_figure
 from paradec.traces.trace import Trace
 
 P_TOP = [[5, 0.5], [6, 0.3], [7, 0.1], [8, 0.05]]
@@ -102,7 +102,7 @@ def test_tree_figure_shows_every_token_the_accepted_path_and_the_selected_node(i
     want |= {j: (n.token, COLORS[n.status]) for j, n in enumerate(t.steps[i].nodes)}
     assert len(verts) == len(want)
     assert dict(zip(verts, zip(marks.text, marks.marker.color))) == {
-        v: (label(t.text_of(tok)), colour) for v, (tok, colour) in want.items()}
+        v: (short(label(t.text_of(tok))), colour) for v, (tok, colour) in want.items()}
     big = [v for v, size in zip(verts, marks.marker.size) if size > min(marks.marker.size)]
     outlined = [v for v, c in zip(verts, marks.marker.line.color) if c == "black"]
     assert big == outlined == ([] if selected is None else [selected])
@@ -113,8 +113,9 @@ def test_tree_figure_shows_every_token_the_accepted_path_and_the_selected_node(i
     assert {e for e, colour in edges.items() if colour == COLORS["accepted"]} == hot
     # not colour alone: each kind of node has its own symbol, and the legend names every kind drawn
     kinds = {SYMBOLS[k]: k for k in {"pending", origin, *(n.status for n in t.steps[i].nodes)}}
-    legend = {d.marker.symbol: d.name for d in fig.data if d.showlegend is not False and d.x == (None,)}
-    assert set(marks.marker.symbol) == set(kinds) and legend == {s: KIND_NAMES[k] for s, k in kinds.items()}
+    assert set(marks.marker.symbol) <= set(kinds)  # the legend (the panel's caption) names each symbol
+    assert all(f"{GLYPHS[SYMBOLS[k]]} {KIND_NAMES[k]}" in legend() for k in ("pending", "accepted", "rejected",
+                                                                          "unreached", "target"))
 
 
 @pytest.mark.parametrize("i", [0, 1, 2])
@@ -400,12 +401,12 @@ def test_combined_mask_has_the_window_rows_and_labels_both_branches():
     assert len(rows) == 6 and rows[3].startswith("L0c1") and rows[5].startswith("L1c1")
     assert z[3][2] == z[3][3] == BLOCKED and z[1][4] == BLOCKED  # window and candidates never see each other
     fig = mask_figure(t, 1, 0)
-    branches = [a.text.split("<br>")[0] for a in fig.layout.annotations if not a.text.startswith("✓")]
+    branches = [a.text.split("<br>")[0] for a in fig.layout.annotations]
     assert branches == ["◀ verification branch:", "lookahead branch ▶"]
+    assert fig.data[0].text is None  # no ✓ in a combined mask's cells: its branches are outlined and named
     assert "one Jacobi trajectory" in fig.data[0].hovertext[5][0]
-    plain = mask_figure(make_trace(), 2)  # no window: the plain draft mask, and the legend of its marks
-    assert [a.text for a in plain.layout.annotations] == ["✓ may attend · blank: blocked · first column: the context"]
-    assert {c for row in plain.data[0].text for c in row} == {"✓", ""}  # a mark as well as a colour
+    plain = mask_figure(make_trace(), 2)  # no window: the plain draft mask, a ✓ in each cell a row may look at
+    assert not plain.layout.annotations and {c for row in plain.data[0].text for c in row} == {"✓", ""}
 
 
 def test_jacobi_commits_the_first_position_of_every_pass_and_later_ones_less_often():

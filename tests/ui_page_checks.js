@@ -31,6 +31,26 @@ async () => {
   // They are drawn once plotly.js has loaded, which the app's idle state does not wait for: wait up to 5 s.
   const drawn = () => Array.from(main.querySelectorAll(".pd-stage .pd-fig")).every((f) => f.querySelector(".main-svg"));
   for (let k = 0; k < 50 && !drawn(); k++) await new Promise((r) => setTimeout(r, 100));
+  // 0. The first screen of a projector (1024x768), presenting or not: the Play button and the step's drawing (the
+  // tree, or the mask) both in view before anything scrolls. A phone (390 px): nothing wider than the screen, and
+  // every button at least 44 px tall, a finger's.
+  const box = (e) => e.getBoundingClientRect();
+  const play = main.querySelector(".pd-play"), drawing = main.querySelector(".pd-drawing .pd-fig");
+  if (innerWidth === 1024 && innerHeight === 768 && play && drawing && main.scrollTop === 0) {
+    const seen = (e) => box(e).height > 0 && box(e).top >= 0 && box(e).bottom <= innerHeight + 2;
+    if (!seen(play) || !seen(drawing))
+      problems.push(`first screen: Play at ${Math.round(box(play).top)}-${Math.round(box(play).bottom)} px, the ` +
+                    `drawing at ${Math.round(box(drawing).top)}-${Math.round(box(drawing).bottom)} px of ${innerHeight}`);
+  }
+  if (innerWidth <= 400) {
+    const doc = document.documentElement;
+    if (doc.scrollWidth > doc.clientWidth + 1 || main.scrollWidth > main.clientWidth + 1)
+      problems.push(`the page scrolls sideways at ${innerWidth} px (${Math.max(doc.scrollWidth, main.scrollWidth)} px)`);
+    const small = Array.from(document.querySelectorAll("button, [role=button]"))
+      .filter((b) => vis(b) && box(b).width > 0 && box(b).height > 0 && box(b).height < 44);
+    if (small.length) problems.push(`${small.length} button(s) under 44 px at ${innerWidth} px: ` +
+                                    `"${name(small[0]) || small[0].getAttribute("aria-label")}" ${Math.round(box(small[0]).height)} px`);
+  }
   if (window.Plotly)
     await Promise.all(Array.from(main.querySelectorAll(".pd-stage .js-plotly-plot"), (gd) =>
       Promise.resolve(window.Plotly.Plots.resize(gd)).catch(() => null)));

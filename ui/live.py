@@ -35,6 +35,26 @@ def _live():
     return Live(remote.run)
 
 
+def kernel_note() -> str:
+    """Whether this server's live runs on the CPU decode with paradec's C++ kernel (paradec.cpu.kernels), never
+    building it: a page that replays recorded traces imports no torch. The Space's image requires it at start."""
+    from paradec.cpu import kernels
+
+    try:
+        state = kernels.state()
+    except kernels.KernelError as e:
+        return str(e)
+    if state == "loaded":
+        return _("**CPU kernel: loaded.** Live runs on this server's CPU decode with paradec's C++ kernel.")
+    if state == "not tried":
+        return _("**CPU kernel: not loaded yet.** The first live run on this server's CPU loads it (on a new "
+                 "machine it is built first: about a minute).")
+    if state == "off":
+        return _("**CPU kernel: off** (PARADEC_KERNEL=off). Live runs on the CPU use torch's matrix products.")
+    return _("**CPU kernel: not available here** ({why}). Live runs on the CPU use torch's slower matrix "
+             "products.").format(why=state)
+
+
 def _device() -> tuple[str, str]:
     from paradec import models
 

@@ -29,7 +29,7 @@ NO_EXTRA = stage.NO_EXTRA
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
-           extra: stage.Extra = NO_EXTRA) -> dict | None:
+           extra: stage.Extra = NO_EXTRA, notice: tuple[str, ...] = ()) -> dict | None:
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
     export). panels(trace, i) draws the method's own details; extra: its own animated stage panels.
     A trace that replaces another (a live run, an import) gets its player alone, and None: the details follow
@@ -37,8 +37,6 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     drew them first: a live run's trace showed a third of a second later."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
     asking = predict.on()
-    if not presenter.on() and not asking:  # a presenter says it; predict mode does not tell the outcome first
-        st.caption(narrate.lesson_note(trace, words()))
     shown = [trace.method, trace.prompt, trace.wall_s, n]
     wait = player.replaces(ns, shown)
     i = player.init(ns, n, start, shown) - 1
@@ -50,6 +48,9 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     if asking:
         vote.publish(trace, i)
         vote.tally()
+    elif not presenter.on():  # a presenter says it; predict mode does not tell the outcome first
+        st.caption(narrate.lesson_note(trace, words()))
+    presenter.notice(notice)  # what to notice, under the player and above the details, for every student
     if wait:
         return None
     with presenter.fold(_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")), \

@@ -58,7 +58,8 @@ def compact() -> None:
     run's progress bar floats over the page's top: inserted above the title, it moved the whole page down and
     made the browser lay it out and paint it again, on those cores, and back when it went."""
     st.html("<style>[data-testid='stMainBlockContainer']{padding-top:3.2rem;padding-bottom:2rem}"
-            "h1{padding-top:0.2rem!important}*,*::before,*::after{transition:none!important}"
+            "h1{padding-top:0.2rem!important;font-size:1.9rem!important}"
+            "*,*::before,*::after{transition:none!important}"
             "[data-testid='stStatusWidgetRunningIcon']{display:none}"
             "[class*='st-key-pd-progress']{position:fixed;top:0.7rem;left:50%;transform:translateX(-50%);"
             "width:min(34rem,60vw);z-index:1000000}[class*='st-key-pd-progress']:has([data-testid='stProgress'])"

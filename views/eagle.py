@@ -79,7 +79,7 @@ def version() -> str:
     names = list(eagle.VERSIONS)
     wanted = st.query_params.get("version")
     pick = st.radio(_("Version"), names, index=names.index(wanted) if wanted in names else 2, horizontal=True,
-                    format_func=eagle.VERSIONS.get, key="eagle.version")
+                    format_func=eagle.VERSIONS.get, key="eagle.version", label_visibility="collapsed")
     st.query_params["version"] = pick
     return pick
 

@@ -57,30 +57,26 @@ def mask_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
              for r, zrow, w in zip(rows, z, why(trace, i))]
     heatmap = dict(type="heatmap", z=z, x=list(range(len(cols))), y=list(range(len(rows))), zmin=0, zmax=2,
                    colorscale=colorscale, showscale=False, xgap=2, ygap=2, hovertext=hover, hoverinfo="text",
-                   text=[[CELL_MARKS[v] for v in zrow] for zrow in z], texttemplate="%{text}",
-                   textfont=dict(color="white", size=12))  # a mark as well as a colour: ✓ where a row may look
-    legend = dict(text=N_("✓ may attend · blank: blocked · first column: the context"), showarrow=False,
-                  xref="paper", yref="paper", x=0, y=0, yanchor="top", yshift=-6, xanchor="left",
-                  font=dict(size=11, color="#444"))
+                   textfont=dict(color="white", size=12))
+    window = len(rows) > len(trace.steps[i].nodes) + 1  # a combined mask: its branches are outlined and named
+    if not window:  # a mark as well as a colour: ✓ where a row may look
+        heatmap.update(text=[[CELL_MARKS[v] for v in zrow] for zrow in z], texttemplate="%{text}")
     fig = {"data": [heatmap], "layout": dict(
-        xaxis=dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-45),
-        yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"),
-        annotations=[legend])}
+        xaxis=dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-90),
+        yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"))}
     if selected is not None:
         r = selected + 1  # row/column of node j is j+1 in the block, +1 more column for the band
         for x0, x1, y0, y1 in ((-0.5, len(cols) - 0.5, r - 0.5, r + 0.5), (r + 0.5, r + 1.5, -0.5, len(rows) - 0.5)):
             fig["layout"].setdefault("shapes", []).append(dict(type="rect", x0=x0, x1=x1, y0=y0, y1=y1,
                                                 line=dict(color="black", width=3)))
-    if len(rows) > len(trace.steps[i].nodes) + 1:
+    if window:
         _label_branches(fig["layout"], len(trace.steps[i].nodes), len(rows))
         height = max(height, 26 * len(rows) + 130)  # a row per window token: keep the rows readable
     elif len(rows) > NAMED_ROWS:  # e.g. EAGLE's tree with a copied branch: the ticks name positions only
         for axis, names in (("xaxis", cols), ("yaxis", rows)):
             fig["layout"][axis]["ticktext"] = [n if n.startswith("context") else n.split(" ")[0] for n in names]
         height = max(height, 20 * len(rows) + 110)
-    fig = layout(fig, height=height + 20)
-    fig["layout"]["margin"]["b"] = 30  # room for the legend's line under the mask
-    return fig
+    return layout(fig, height=height)
 
 
 def _label_branches(lay: dict, n_nodes: int, n_rows: int) -> None:

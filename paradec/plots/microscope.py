@@ -50,6 +50,9 @@ def _names(trace: Trace, keys: list) -> list[str]:
     return [OTHER if k == OTHER else label(trace.text_of(k)) for k in keys]
 
 
+TOKEN_ANGLE = -60  # tokens under their bars, slanted: a phone's narrow chart fits them without overlap
+
+
 def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:
     """Top-k of p and q side by side, on the tokens either list mentions."""
     p, q = dict(node.p_top), dict(node.q_top)
@@ -63,6 +66,7 @@ def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:
     ])
     fig.add_annotation(x=x[0], y=max(node.p or 0, node.q or 0), text=N_("drafted"), showarrow=True, ay=-25)
     fig.update_yaxes(title=N_("probability"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
     return layout(fig, N_("top-k of p and q (no bar: outside that top-k)"), height)
 
 
@@ -85,6 +89,7 @@ def residual_figure(trace: Trace, residual_top: list, height: int = 280) -> go.F
     x = [label(trace.text_of(t)) for t, _ in residual_top]
     fig = go.Figure(go.Bar(x=x, y=[p for _, p in residual_top], marker_color=RESIDUAL_COLOR))
     fig.update_yaxes(title=N_("probability"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
     return layout(fig, N_("residual norm(max(0, p − q))"), height)
 
 
@@ -98,5 +103,6 @@ def histogram_figure(trace: Trace, node: Node, n: int = 1000, seed: int = 0, hei
         go.Bar(name=N_("q (draft)"), x=x, y=q, marker_color=Q_COLOR, opacity=0.55),
     ])
     fig.update_yaxes(title=N_("share"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
     return layout(fig, N_("{n} runs of the rule: {accepted:.0%} kept the draft, the rest resampled").format(
         n=n, accepted=accepted), height)

@@ -16,11 +16,11 @@ LABELLED = (1, 8, 64)
 STEP_COLOR = "#f5b700"
 
 
-def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11) -> go.Scatter:
+def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11, position="top center") -> go.Scatter:
     t = roofline.seconds(hw, dtype, cost)
     bound = "memory" if roofline.memory_bound(hw, dtype, cost) else "compute"
     return go.Scatter(x=[cost.intensity], y=[cost.flops / t], mode="markers+text", name=name, text=[text],
-                      textposition="top center", marker=dict(color=color, size=size, symbol=symbol),
+                      textposition=position, marker=dict(color=color, size=size, symbol=symbol),
                       hovertemplate=f"{name}<br>%{{x:.1f}} FLOP/byte<br>{t * 1e3:.3g} ms (MODEL, {bound}-bound)"
                                     "<extra></extra>")
 
@@ -40,7 +40,8 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
                       hovertemplate="verify: %{hovertext}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
                                     "<extra></extra>")
     return [line, _point(hw, dtype, ar, "AR decode (1 token)", "AR", COLORS["target"]),
-            _point(hw, dtype, prefill, N_("prefill ({n} tokens)").format(n=context), "prefill", COLORS["accepted"])]
+            _point(hw, dtype, prefill, N_("prefill ({n} tokens)").format(n=context), "prefill", COLORS["accepted"],
+                   position="top left")]  # the rightmost point: its label inside the plot
 
 
 def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512, batch: int = 1,
@@ -58,9 +59,9 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     fig.add_trace(go.Scatter(x=roof, y=[roofline.attainable(hw, dtype, x) for x in roof], mode="lines", name=N_("roof"),
                              line=dict(color="black", width=2), hoverinfo="skip"))
     fig.add_vline(x=ridge, line=dict(color="gray", dash="dot"))
-    fig.add_annotation(x=ridge, y=1, yref="paper", text=N_("ridge {ridge:.3g} FLOP/byte").format(ridge=ridge),
-                       showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="gray"))
+    fig.add_annotation(x=ridge, y=0, yref="paper", text=N_("ridge {ridge:.3g} FLOP/byte").format(ridge=ridge),
+                       showarrow=False, textangle=-90, xanchor="right", yanchor="bottom",  # up the line from the
+                       font=dict(size=11, color="gray"))  # foot: clear of the passes' labels and a narrow legend
     ys = [y for tr in fig.data for y in tr.y]
     fig.update_xaxes(type="log", title=N_("arithmetic intensity (FLOP per byte moved)"),
                      range=[math.log10(lo), math.log10(hi)])  # fitted to the points, roof and ridge

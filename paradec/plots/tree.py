@@ -17,6 +17,7 @@ KIND_NAMES = {"pending": N_("pending token"), "accepted": N_("accepted"), "rejec
               "unreached": N_("never tested"), "resampled": N_("resampled by the target"),
               "bonus": N_("bonus from the target"), "target": N_("the target's own token"),
               "drafted": N_("drafted, not yet verified")}  # predict mode's veiled step (paradec.learn.questions)
+GLYPHS = {"square": "■", "circle": "●", "x": "✖", "circle-open": "○", "diamond": "◆", "circle-dot": "◉"}
 
 
 def pending_token(trace: Trace, i: int) -> int:
@@ -93,7 +94,10 @@ def tree_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
     verts = list(g.nodes)
     data.append(dict(
         type="scatter", x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
-        text=[label(trace.text_of(g.nodes[v]["token"])) for v in verts], textposition="top center",
+        text=[short(label(trace.text_of(g.nodes[v]["token"]))) for v in verts],
+        textposition=["top center" if pos[v][0] % 2 == 0 and v != FINAL else "bottom center" for v in verts],
+        # neighbours' labels above and below in turn (the target's token, under its lower branch: below), so that a
+        # phone's narrow tree keeps them apart
         cliponaxis=False,  # the top leaf's label stands over the plot area when its node is the big selected one
         hovertext=[_hover(trace, g, v) for v in verts], hoverinfo="text", showlegend=False,
         customdata=[v if isinstance(v, int) else -1 for v in verts],
@@ -104,12 +108,25 @@ def tree_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
             line=dict(color=["black" if v == selected else COLORS[g.nodes[v]["kind"]] for v in verts], width=3),
         ),
     ))
-    kinds = [k for k in SYMBOLS if any(g.nodes[v]["kind"] == k for v in verts)]  # the legend: what this step has
-    data += [dict(type="scatter", x=[None], y=[None], mode="markers", name=KIND_NAMES[k], hoverinfo="skip",
-                  marker=dict(symbol=SYMBOLS[k], size=11, color=COLORS[k], line=dict(color=COLORS[k], width=2)))
-             for k in kinds]
     ys = [y for _, y in pos.values()]
     height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
     axes = dict(xaxis=dict(title=dict(text=N_("depth (0 = pending token)")), dtick=1, zeroline=False, showgrid=False),
-                yaxis=dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
-    return layout({"data": data, "layout": axes}, height=height + 40)  # the legend's row under the tree
+                yaxis=dict(visible=False, range=[min(ys) - 1.3, max(ys) + 0.9]))
+    return layout({"data": data, "layout": axes}, height=height)
+
+
+LABEL_CHARS = 7  # a node's label, at most: longer tokens (<|im_start|>) ran over their neighbours on a phone
+
+
+def short(text: str) -> str:
+    """A node's label: the token, cut with an ellipsis past LABEL_CHARS (its hover shows it whole)."""
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…"
+
+
+LEGEND = "   ".join(f"{GLYPHS[SYMBOLS[k]]} {{{k}}}" for k in ("pending", "accepted", "rejected", "unreached", "target"))
+
+
+def legend(names: dict[str, str] = KIND_NAMES) -> str:
+    """The tree's legend as a line of text (its panel's caption): each kind's symbol and its name (names: the
+    words, in the reader's language; the target's own token stands for the bonus and the resampled one too)."""
+    return LEGEND.format(**names)

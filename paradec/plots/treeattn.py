@@ -23,7 +23,8 @@ def reads_figure(m: ModelShape, dtype: str, trees: dict[str, list[int]], c: int,
     shares = [treeattn.attention_share(m, p, c, q_block, batch) for p in trees.values()]
     # Standing up and not shrunk to its bar, "52.3×" fits over a bar a fifteenth of the chart wide.
     fig = go.Figure([go.Bar(x=labels, y=[r[k] / 1e6 for r in reads], name=k, marker_color=METHOD_COLORS[k],
-                            text=[f"{r[k] / r['DeFT']:.3g}×" for r in reads], textposition="outside",
+                            text=[f"{r[k] / r['DeFT']:.3g}×" if k != "DeFT" else "" for r in reads],  # DeFT: 1×
+                            textposition="outside",
                             textangle=-90, constraintext="inside",
                             customdata=[s[k] * 100 for s in shares],
                             hovertemplate=f"{k}: %{{y:.4g}} MB<br>%{{customdata:.1f}}% of the pass's bytes "

@@ -36,6 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from .. import catalog, methods, models, runner
+from ..cpu import kernels
 from ..lanes import QueueFull
 from ..production import config as engine_config
 from ..production import workload
@@ -85,8 +86,9 @@ class Service:
             raise engine_config.EngineError(_hide_urls(peer, str(e))) from None
 
     def health(self) -> dict:
+        """Up, what it serves, its queues, and whether its CPU runs decode with paradec's C++ kernel."""
         return {"status": "ok", "models": [self._describe(spec) for spec in self.runner.specs()],
-                "queues": self.queues()}
+                "queues": self.queues(), "kernel": kernels.state()}
 
     def queues(self) -> dict:
         return {spec: self.runner.lane(spec).status() for spec in self.runner.specs()}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import catalog
-from ..learn import exercises
+from ..learn import exercises, opening
 from ..plots.style import FROM_RUN, MEASURED
 from ..stage import extras, narrate
 from ..stage import learn as worded
@@ -40,10 +40,13 @@ def recorded(page: str, traces: Path) -> list[Recorded]:
             for f in sorted(traces.glob(f"{m.name}-*.json"))]
 
 
-def opening(found: list[Recorded]) -> Recorded:
-    """The trace a page opens on, as the app's (its first method's greedy run, else its first)."""
-    first = [r for r in found if r.method == found[0].method]
-    return next((r for r in first if r.name == "greedy"), first[0])
+def opens_on(found: list[Recorded], loaded: dict[str, Trace]) -> Recorded:
+    """The trace a page opens on, as the app's: of its first method's runs, the first its description prefers with a
+    step its rule finds (paradec.learn.opening), else its first."""
+    m = found[0].method
+    runs = {r.name: r for r in found if r.method == m}
+    chosen = opening.run(m.opening, m.opens_on, {name: loaded[r.key].steps for name, r in runs.items()})
+    return runs[chosen[0]] if chosen else next(iter(runs.values()))
 
 
 def link(lang: str):
@@ -81,7 +84,7 @@ def page(url: str, found: list[Recorded], loaded: dict[str, Trace], assets: Path
                         "src": f"data/{base}.js", "predict": f"data/{base}.predict.js",
                         "details": f"data/{base}.details.js", "key": base})
     greedy = {r.key: loaded[r.key].sampling.get("temperature", 0) <= 0 for r in found}
-    data = {"traces": offered, "open": opening(found).key, "labels": player_words.labels(tr),
+    data = {"traces": offered, "open": opens_on(found, loaded).key, "labels": player_words.labels(tr),
             "exercises": [worded.exercise(e, tr) for e in exercises.for_page(url, assets)],
             "details": {"microscope": tr("Rejection-sampling microscope"),
                         "greedy": tr("Acceptance microscope (greedy)"), "kpis": tr("Step KPIs"),
@@ -89,7 +92,7 @@ def page(url: str, found: list[Recorded], loaded: dict[str, Trace], assets: Path
                         "badges": badges(tr, FROM_RUN, MEASURED)}}
     intro = tr("**{title}** ({family}): {summary}.").format(title=tr(m.title), family=tr(m.family),
                                                              summary=tr(m.summary))
-    picker = esc(tr("Recorded trace"))
+    picker = esc(tr("Recorded run"))
     body = (f"<h1>{esc(tr(m.title))}</h1><p class='pd-intro'>{narrate.to_html(intro)}</p>"
             f"<div class='pd-traces' id='pd-traces' role='group' aria-label='{picker}'></div>"
             "<p class='pd-caption' id='pd-caption'></p><p class='pd-lesson' id='pd-lesson'></p>"

@@ -33,23 +33,43 @@ def _templates(language: str) -> list[tuple[re.Pattern, str]]:
     return sorted(out, key=lambda entry: -len(entry[0].pattern))
 
 
+TAG = re.compile(r"(<[^>]+>)")
+
+
 @functools.lru_cache(maxsize=4096)
 def say(text: str, language: str) -> str:
-    """One figure text in `language`: the catalogue's entry, a template's with its values, or the text as it is."""
+    """One figure text in `language`: the catalogue's entry, a template's with its values, a long title broken
+    by plotly's layout translated whole and broken again, or marked-up text (a legend's coloured symbol) translated
+    between its tags; else the text as it is."""
     if not text or language == "en" or not isinstance(text, str):
         return text
-    broken = "<br>" in text
-    whole = text.replace("<br>", " ") if broken else text
-    found = catalogue(language).get(whole)
-    if found is None:
-        for pattern, template in _templates(language):
-            m = pattern.match(whole)
-            if m:
-                found = Translated(template).format(**m.groupdict())
-                break
-    if found is None:
-        return text
-    return wrap(found, max(len(line) for line in text.split("<br>"))) if broken else found
+    found = _entry(text, language)
+    if found is None and "<br>" in text:
+        whole = _entry(text.replace("<br>", " "), language)
+        found = whole and wrap(whole, max(len(line) for line in text.split("<br>")))
+    if found is None and TAG.search(text):
+        found = "".join(part if TAG.fullmatch(part) or not part.strip() else _spaced(part, language)
+                        for part in TAG.split(text))
+    return text if found is None else found
+
+
+def _entry(text: str, language: str) -> str | None:
+    """The catalogue's translation of a text, or of the template it was made from; None: neither."""
+    found = catalogue(language).get(text)
+    if found is not None:
+        return found
+    for pattern, template in _templates(language):
+        m = pattern.match(text)
+        if m:
+            return Translated(template).format(**m.groupdict())
+    return None
+
+
+def _spaced(part: str, language: str) -> str:
+    """A piece of text between tags, translated, its surrounding spaces kept."""
+    core = part.strip()
+    found = _entry(core, language)
+    return part if found is None else part.replace(core, found)
 
 
 def _layout_texts(lay: dict, say_it) -> None:

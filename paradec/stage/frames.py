@@ -4,6 +4,7 @@ plain JSON in one language. The app sends them to its player component (ui/stage
 into its pages (paradec.site): the same frames, the same player."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from ..plots.lookahead import window_cells
 from ..plots.mask import mask_spec
 from ..plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
 from ..plots.tokens import stream_html
-from ..plots.tree import tree_spec
+from ..plots.tree import KIND_NAMES, legend, tree_spec
 from ..traces.trace import Trace
 from ..words import N_, Words
 from . import figure_text, narrate
@@ -71,12 +72,14 @@ STREAM = Panel("stream", N_("Token stream"), N_("The answer so far, each token c
 TREE = Panel("tree", N_("Draft tree (accepted path in bold)"), N_("Every token drafted this step, hanging off the "
              "pending token (the square, depth 0). Accepted: a green disc; rejected: a red cross; never tested: a grey "
              "ring (the legend under the tree names them). The bold path is what the target kept; the diamond is its "
-             "own token after it."))
+             "own token after it."))  # its caption, the legend, is built in the reader's language (rows)
 MASK_HELP = N_("Which token of the verify pass may look at which (✓ on green = may attend). Each drafted token sees "
                "the context and its own ancestors only, so one forward pass checks every branch at once.")
-MASK_CAPTION = N_("Hover a cell: who sees what, and why.")
-WINDOW_CAPTION = N_("Hover a cell: who sees what, and why. Window rows (L level, c column) see only their own "
-                    "trajectory: they ride along to grow the n-gram pool and are never accepted.")
+MASK_CAPTION = N_("✓ on green: may attend · blank: blocked · first column: the context. Hover a cell: who sees "
+                  "what, and why.")
+WINDOW_CAPTION = N_("Green: may attend · grey: blocked · dashed: the two branches. Hover a cell: who sees what, and "
+                    "why. Window rows (L level, c column) see only their own trajectory: they ride along to grow the "
+                    "n-gram pool and are never accepted.")
 
 
 def fig_json(fig: go.Figure | dict, language: str = "en") -> dict:
@@ -172,17 +175,18 @@ def template() -> str:
     return json.dumps(json.loads(go.Figure(layout={"template": TEMPLATE}).to_json())["layout"]["template"])
 
 
-def rows(trace: Trace, extra: Extra) -> list[list[Panel]]:
+def rows(trace: Trace, extra: Extra, tr: Words) -> list[list[Panel]]:
     window = any(window_cells(s) for s in trace.steps)  # a combined mask has more columns
     mask = Panel("mask", N_("Combined attention mask of the verify pass") if window else
                  N_("Attention mask of the verify pass (draft block)"), MASK_HELP, 1.8 if window else 1.0,
                  caption=WINDOW_CAPTION if window else MASK_CAPTION)
-    return [[STREAM], [TREE, mask], *extra.rows]
+    tree = dataclasses.replace(TREE, caption=legend({kind: tr(name) for kind, name in KIND_NAMES.items()}))
+    return [[STREAM], [tree, mask], *extra.rows]
 
 
 def panels(trace: Trace, extra: Extra, tr: Words) -> list[list[dict]]:
     """The stage's boxes, row by row, in tr's language."""
-    return [[p.spec(tr) for p in row] for row in rows(trace, extra)]
+    return [[p.spec(tr) for p in row] for row in rows(trace, extra, tr)]
 
 
 def shared(frames: list[dict]) -> list[dict]:

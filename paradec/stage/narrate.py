@@ -4,8 +4,10 @@ from __future__ import annotations
 import html
 import re
 
+from .. import catalog
 from ..core import records
 from ..core.steps import Node
+from ..learn import opening
 from ..plots.lookahead import window
 from ..plots.tokens import label
 from ..plots.tree import pending_token
@@ -139,11 +141,14 @@ def _shape(s, tr: Words) -> str:
 
 
 def lesson(trace: Trace) -> int:
-    """The step (0-based) a page opens on: the first where the method drafts something worth seeing
-    (at least 3 drafted and 2 accepted), else the first with an accepted draft, else any draft, else 0."""
-    steps = trace.steps
-    for good in (lambda s: len(s.nodes) >= 3 and len(s.accepted) >= 2, lambda s: s.accepted, lambda s: s.nodes):
-        hit = next((k for k, s in enumerate(steps) if good(s)), None)
+    """The step (0-based) a page opens on: the first its method's rule finds (paradec.learn.opening, named by its
+    description), else the first with an accepted draft, else any draft, else 0."""
+    described = catalog.METHODS.get(trace.method)
+    found = opening.step(described.opening, trace.steps) if described else None
+    if found is not None:
+        return found
+    for good in (lambda s: s.accepted, lambda s: s.nodes):
+        hit = next((k for k, s in enumerate(trace.steps) if good(s)), None)
         if hit is not None:
             return hit
     return 0

@@ -150,6 +150,7 @@ function stageLayout(P, panels) {
     const r = el("div", "pd-row", P.stage);
     // a wide panel (Lookahead's combined mask) needs the page's width: its row stays under the controls
     r.classList.toggle("pd-side", row.some((p) => SIDE.has(p.name)) && row.every((p) => p.width <= 1));
+    r.classList.toggle("pd-drawing", row.some((p) => SIDE.has(p.name)));  // the step's drawing: first on the page
     r.style.gridTemplateColumns = row.map((p) => p.width + "fr").join(" ");
     for (const p of row) {
       const cell = el("div", "pd-cell", r);
@@ -171,6 +172,7 @@ function stageLayout(P, panels) {
 // MIN_FIT px each.
 function fit(P) {
   P.fit = {};
+  if (!P.presenter) return fitFirstScreen(P);
   const side = P.presenter && P.stage.querySelector(".pd-side");
   const boxes = side ? Array.from(side.querySelectorAll(".pd-fig")) : [];
   const room = window.innerHeight - HEADER - (side ? side.offsetHeight : 0) +
@@ -179,6 +181,22 @@ function fit(P) {
     .filter(Boolean)));
   const scale = Math.min(1, room / tallest.reduce((s, h) => s + h, 0));
   boxes.forEach((b, k) => { P.fit[b.dataset.name] = Math.max(MIN_FIT, Math.floor(tallest[k] * scale)); });
+}
+
+// Not presenting: the step's first drawing (the tree, or the mask) is no taller than what the first screen has
+// left under the controls, so the Play button and the drawing show together (not under MIN_FIT px).
+function fitFirstScreen(P) {
+  const box = P.stage.querySelector(".pd-drawing .pd-fig");
+  if (!box || window.innerWidth < 700) return;  // a phone scrolls to the drawing, drawn at its own height
+  const room = window.innerHeight - pageTop(box) - 40;  // a margin: what the page draws above it later
+  const tallest = Math.max(...P.frames.map((f) => f.figs?.[box.dataset.name]?.layout.height).filter(Boolean), 0);
+  if (tallest > room) P.fit[box.dataset.name] = Math.max(MIN_FIT, Math.floor(room));
+}
+
+function pageTop(e) {  // e's distance from the top of the page as first shown, whatever is scrolled now
+  let top = e.getBoundingClientRect().top + (window.scrollY || 0);
+  for (let a = e.parentElement; a; a = a.parentElement) top += a.scrollTop || 0;
+  return top;
 }
 
 function present(P, on, fresh) {  // the presenter layout, or not; a new trace has other tallest figures
