@@ -8,7 +8,9 @@ string with values is a template: tr("{n} tokens").format(n=n), never an f-strin
 from __future__ import annotations
 
 import functools
+import gettext
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 LOCALE = Path(__file__).resolve().parents[1] / "locale"
@@ -17,15 +19,32 @@ LANGS = {"en": "English", "fr": "Français"}
 
 
 @functools.cache
-def catalogue(lang: str) -> dict[str, str]:
-    """msgid -> msgstr of a language's catalogue (translated, non-fuzzy entries only); English: empty."""
+def _read(lang: str):
     path = LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
     if lang == "en" or not path.is_file():
-        return {}
+        return None
     from babel.messages.pofile import read_po  # the app's and the export's extra (pyproject: app), not the library's
 
     with path.open("rb") as f:
-        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+        return read_po(f)
+
+
+@functools.cache
+def catalogue(lang: str) -> dict[str, str]:
+    """msgid -> msgstr of a language's catalogue (translated, non-fuzzy entries only); English: empty."""
+    po = _read(lang)
+    return {m.id: m.string for m in po or () if isinstance(m.id, str) and m.id and m.string and not m.fuzzy}
+
+
+@functools.cache
+def _plurals(lang: str) -> tuple[dict[str, tuple[str, ...]], Callable[[int], int]]:
+    """A language's plural entries (singular -> its forms) and its rule (n -> which form), from the catalogue's
+    own Plural-Forms header."""
+    po = _read(lang)
+    if po is None:
+        return {}, lambda n: int(n != 1)
+    forms = {m.id[0]: tuple(m.string) for m in po if isinstance(m.id, tuple) and all(m.string) and not m.fuzzy}
+    return forms, gettext.c2py(po.plural_expr)
 
 
 class _French(string.Formatter):
@@ -61,6 +80,14 @@ class Words:
 
     def __call__(self, text: str) -> str:
         return translate(text, self.lang)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        """The form of a text that fits the count n, in this language (a template: format it with n)."""
+        if self.lang == "en":
+            return singular if n == 1 else plural
+        forms, rule = _plurals(self.lang)
+        found = forms.get(singular)
+        return Translated(found[rule(n)]) if found else (singular if n == 1 else plural)
 
 
 def N_(text: str) -> str:

@@ -60,8 +60,8 @@ def test_in_french_the_questions_say_predisez():
 
 def test_the_classroom_link_keeps_predict_mode():
     s = Settings("embedded", "a prompt", 0.0, 1.0, 48, 0, False, "")
-    assert "predict=1" in classroom.link("http://h/sps", s, {}, "3", None, True)[0]
-    assert "predict" not in classroom.link("http://h/sps", s, {}, "3", None, False)[0]
+    assert "predict=1" in classroom.link("http://h/sps", s, {}, {"step": "3", "predict": "1"})[0]
+    assert "predict" not in classroom.link("http://h/sps", s, {}, {"step": "3"})[0]
 
 
 def test_a_method_page_ends_with_its_exercises():

@@ -15,7 +15,8 @@ import streamlit as st
 
 from paradec.words import LANGS, N_, Translated, Words, catalogue, translate
 
-__all__ = ["LANGS", "N_", "Translated", "catalogue", "from_link", "lang", "labelled", "switch", "words", "_"]
+__all__ = ["LANGS", "N_", "Translated", "catalogue", "from_link", "lang", "labelled", "ngettext", "switch", "words",
+           "_"]
 KEY = "lang"  # session state, and the URL's ?lang=fr (English leaves it out)
 
 
@@ -41,6 +42,11 @@ def _(text: str) -> str:
     """`text` in this visitor's language (as written when the catalogue has no translation). In French the
     result's format() writes numbers the French way."""
     return translate(text, lang())
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a text that fits the count n, in this visitor's language (a template: format it with n)."""
+    return words().ngettext(singular, plural, n)
 
 
 def labelled(labels: dict) -> Callable[[object], str]:

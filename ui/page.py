@@ -89,13 +89,11 @@ def _intro(where, intro: str, more: str) -> None:
 def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra,
           notice: tuple[str, ...]) -> None:
     try:
-        figs = replay(trace, ns, k, panels, extra, notice)
+        replay(trace, ns, k, panels, extra, notice, shared=lambda figs: share(trace, figs, ns, params))
     except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
         st.error(_("This trace cannot be drawn here ({error}: {message}). Drop it, or open a trace recorded by "
                    "paradec.").format(error=type(e).__name__, message=str(e).strip()[:200] or _("no message")))
-        return
-    if figs is not None:  # None: the details and the sharing box follow once the browser has drawn the player
-        share(trace, figs, ns, params)
+        return  # the details and the sharing box (under the player) follow once the browser has drawn the player
 
 
 def _describe(t: Trace, short: bool = False) -> str:

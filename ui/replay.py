@@ -29,7 +29,8 @@ NO_EXTRA = stage.NO_EXTRA
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
-           extra: stage.Extra = NO_EXTRA, notice: tuple[str, ...] = ()) -> dict | None:
+           extra: stage.Extra = NO_EXTRA, notice: tuple[str, ...] = (), shared: Callable[[dict], None] | None = None
+           ) -> dict | None:
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
     export). panels(trace, i) draws the method's own details; extra: its own animated stage panels.
     A trace that replaces another (a live run, an import) gets its player alone, and None: the details follow
@@ -50,6 +51,7 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         vote.tally()
     elif not presenter.on():  # a presenter says it; predict mode does not tell the outcome first
         st.caption(narrate.lesson_note(trace, words()))
+    slot = st.container()  # the sharing box, right under the player (filled once the details' figures exist)
     presenter.notice(notice)  # what to notice, under the player and above the details, for every student
     if wait:
         return None
@@ -65,6 +67,9 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
         figs.update(_microscope(trace, i, sel, ns))
         figs.update(_kpis(trace, i, ns, analytic_k))
+    if shared:
+        with slot:
+            shared(figs)
     return figs
 
 

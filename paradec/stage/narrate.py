@@ -51,8 +51,10 @@ def step_story(trace: Trace, i: int, tr: Words) -> str:
     greedy = trace.sampling.get("temperature", 0) <= 0
     tail = (tr("the target's own argmax replaces the rejected draft") if greedy and last == "resampled"
             else tr(LAST[last]) if last in LAST else "")
-    proposed = tr("**Step {n}.** The drafter proposed {drafted} token(s) after {pending} ({forwards} draft "
-                 "forward(s)).").format(n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
+    proposed = tr.ngettext("**Step {n}.** The drafter proposed {drafted} token after {pending} ({forwards} draft "
+                           "forward(s)).", "**Step {n}.** The drafter proposed {drafted} tokens after {pending} "
+                           "({forwards} draft forward(s)).", len(s.nodes)).format(
+        n=i + 1, drafted=len(s.nodes), pending=pend, forwards=s.draft_forwards)
     if isinstance(s.record, records.Pld) and s.record.match_at is not None:  # prompt lookup: where it copied from
         proposed += " " + tr("They follow the n-gram {ngram}, found earlier at token {at} of the context.").format(
             ngram=" ".join(_q(trace, t) for t in s.record.ngram), at=s.record.match_at)
@@ -66,7 +68,8 @@ def step_story(trace: Trace, i: int, tr: Words) -> str:
     if s.index == 0:  # a first step that drafted: its pass carries the prompt too
         checked += " " + tr("That first pass also carried the prompt's {prompt} tokens (the prefill).").format(
             prompt=len(trace.prompt_ids))
-    committed = tr("**{n} token(s) committed** for one target forward.").format(n=len(s.tokens))
+    committed = tr.ngettext("**{n} token committed** for one target forward.",
+                            "**{n} tokens committed** for one target forward.", len(s.tokens)).format(n=len(s.tokens))
     return f"{proposed} {checked} {committed}"
 
 
