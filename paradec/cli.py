@@ -1,4 +1,4 @@
-"""python -m paradec run | bench | tune | serve: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | tune | serve | export-site: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
