@@ -18,9 +18,6 @@ from ..words import N_, Words
 from . import payload
 from .html import Page, esc, file_of
 
-TRACE_NAMES = {"greedy": N_("greedy"), "sampled": N_("sampled"), "fixed": N_("fixed"), "heuristic": N_("heuristic"),
-               "confidence": N_("confidence"), "learned": N_("learned"), "sequential": N_("sequential")}  # the files'
-
 
 @dataclass(frozen=True)
 class Recorded:
@@ -68,7 +65,7 @@ def files(r: Recorded, trace: Trace, tr: Words) -> dict[str, str]:
 
 
 def _label(r: Recorded, tr: Words, several: bool) -> str:
-    name = tr(TRACE_NAMES[r.name]) if r.name in TRACE_NAMES else r.name
+    name = tr(narrate.TRACE_NAMES[r.name]) if r.name in narrate.TRACE_NAMES else r.name
     return f"{r.method.version or tr(r.method.title)} · {name}" if several else name
 
 

@@ -19,6 +19,9 @@ LAST = {
     "resampled": N_("after the rejection the target **resampled** from the residual"),
     "target": N_("the target picked its own token"),
 }
+TRACE_NAMES = {"greedy": N_("greedy"), "sampled": N_("sampled"), "fixed": N_("fixed"), "heuristic": N_("heuristic"),
+               "confidence": N_("confidence"), "learned": N_("learned"), "sequential": N_("sequential")}  # recorded
+# runs' names (assets/traces/METHOD-NAME.json)
 STATUS = {"accepted": N_("accepted"), "rejected": N_("rejected"), "unreached": N_("unreached")}  # a node's status
 
 
