@@ -1,4 +1,4 @@
-"""python -m paradec run | bench | tune | serve: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | tune | serve | export-site: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
@@ -104,6 +104,9 @@ def parser() -> argparse.ArgumentParser:
     from .tuner.tune import add_parser as tune_parser
 
     tune_parser(sub, _sampling_args, integer)
+    from .site.export import add_parser as site_parser
+
+    site_parser(sub)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
     s.add_argument("--port", type=integer(), default=8765)
@@ -162,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
             from .cli_run import run_command
 
             return run_command(args)
+        if args.command == "export-site":
+            from .site.export import export_command
+
+            return export_command(args)
         if args.command == "tune":
             from .tuner.tune import tune_command
 

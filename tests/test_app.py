@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from paradec.stage import narrate
 from paradec.traces.trace import TraceError
 from paradec.tuning import presets
-from ui import guide, narrate, sources
+from paradec.words import Words
+from ui import guide, sources
 
 from helpers import APP, drawn, go_to, player, tiny_model
 
@@ -246,10 +248,11 @@ def test_no_pages_folder_beside_the_app():
 def test_a_prompt_lookup_step_says_where_it_copied_from():
     trace = sources.load(sources.recorded("pld")["greedy"])
     i = next(i for i, s in enumerate(trace.steps) if s.nodes and s.record.match_at is not None)
-    assert f"found earlier at token {trace.steps[i].record.match_at} of the context" in narrate.step_story(trace, i)
+    told = narrate.step_story(trace, i, Words())
+    assert f"found earlier at token {trace.steps[i].record.match_at} of the context" in told
 
 
 def test_the_first_steps_story_says_its_pass_carries_the_prompt():
     trace = sources.load(sources.recorded("sps")["greedy"])
-    assert f"also carried the prompt's {len(trace.prompt_ids)} tokens" in narrate.step_story(trace, 0)
-    assert "prompt" not in narrate.step_story(trace, 1)
+    assert f"also carried the prompt's {len(trace.prompt_ids)} tokens" in narrate.step_story(trace, 0, Words())
+    assert "prompt" not in narrate.step_story(trace, 1, Words())

@@ -1,6 +1,6 @@
-"""The app in French (ui/i18n.py): every string the code marks has a French translation in the catalogue, with
-the same placeholders and markup, the catalogue holds nothing the code no longer says, and no teaching string
-is left unmarked (a prose string outside _() or N_() fails here, whoever adds it)."""
+"""The app and the static site in French (paradec/words.py): every string the code marks has a French translation
+in the catalogue, with the same placeholders and markup, the catalogue holds nothing the code no longer says, and no
+teaching string is left unmarked (a prose string outside _(), tr(), ngettext() or N_() fails here, whoever adds it)."""
 import ast
 import importlib.util
 import re
@@ -12,8 +12,10 @@ from babel.messages.pofile import read_po
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
 SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
-           *sorted((ROOT / "paradec" / "learn").glob("*.py"))]
-KEYWORDS = {"_": None, "N_": None}
+           *sorted((ROOT / "paradec" / "learn").glob("*.py")),
+           *sorted((ROOT / "paradec" / "stage").glob("*.py")),
+           *sorted(p for p in (ROOT / "paradec" / "site").glob("*.py") if p.name != "export.py")]  # its CLI: English
+KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: a Words handed in (paradec.stage)
 PLURAL = "ngettext"  # ngettext(singular, plural, n): a plural entry of the catalogue
 BILINGUAL = {"T", "Term"}  # ui/glossary.py: T(english, french, meaning...)
 WORD = re.compile(r"^[(\"'«]*[A-Za-zÀ-ÿ]{3,}[.,;:!?)\"'»]*$")
@@ -92,8 +94,9 @@ def _unmarked(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
     inside = set()  # nodes inside _() / N_() calls, and docstrings
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (*KEYWORDS, PLURAL):
-            inside.update(id(n) for a in node.args for n in ast.walk(a))
+        if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in (*KEYWORDS, PLURAL) or
+                                           isinstance(node.func, ast.Attribute) and node.func.attr == PLURAL):
+            inside.update(id(n) for a in node.args for n in ast.walk(a))  # tr.ngettext(...): a Words' plural
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BILINGUAL:
             inside.update(id(a) for a in node.args[:2])  # a glossary term's English and French names, as written
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
@@ -121,13 +124,13 @@ def test_no_teaching_string_is_left_unmarked():
 
 
 def test_templates_are_not_f_strings():
-    """_(f"...") would look up a string already filled in, never in the catalogue: _() takes a literal or a
-    name that holds one marked N_() where it is defined; N_() takes a literal."""
+    """_(f"...") (or tr(f"...")) would look up a string already filled in, never in the catalogue: _() takes a literal
+    or a name that holds one marked N_() where it is defined; N_() takes a literal."""
     bad = []
     for path in SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS:
-                named = (ast.Name, ast.Attribute, ast.Subscript) if node.func.id == "_" else ()
+                named = (ast.Name, ast.Attribute, ast.Subscript) if node.func.id != "N_" else ()
                 if not (len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, *named))):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not bad, bad

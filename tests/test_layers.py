@@ -9,8 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # From the ground up: each layer's files and folders (a folder holds everything under it). A module's layer is
 # the one naming its longest matching path.
 LAYERS = [
-    # steps, records, the loop, no method; web: the browser's files
-    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py", "paradec/web"]),
+    # steps, records, the loop, no method; web: the browser's files; words: a language's catalogue
+    ("core", ["paradec/__init__.py", "paradec/core", "paradec/cache.py", "paradec/web", "paradec/words.py"]),
     ("catalog", ["paradec/catalog.py"]),  # every method described once
     ("traces", ["paradec/traces", "paradec/data.py"]),  # files, traces as JSON, the prompts
     ("kernel", ["paradec/cpu"]),  # the CPU forward and its C++ extension
@@ -23,9 +23,10 @@ LAYERS = [
                   "paradec/plots", "paradec/claims.py", "paradec/production",
                   "paradec/peers"]),  # the benchmark and its peers, figures
     ("learn", ["paradec/learn"]),  # predict questions and exercises, from the traces and the catalog
+    ("stage", ["paradec/stage"]),  # what a page shows of a trace, in a language: the player's frames, the words
     # the command line (and what its commands read and write), the service, the tuner, the trainers
     ("entry points", ["paradec/cli.py", "paradec/cli_run.py", "paradec/outputs.py", "paradec/__main__.py",
-                      "paradec/serving", "paradec/tuner", "paradec/train"]),
+                      "paradec/serving", "paradec/tuner", "paradec/train", "paradec/site"]),
     ("app helpers", ["ui"]),
     ("pages", ["views", "app.py"]),
 ]

@@ -8,10 +8,11 @@ from paradec.plots import arena as plots
 from paradec.plots import eagle as eagle_plots
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
+from paradec.stage.figure_text import stream_words
 from paradec.traces.trace import Trace
 
-from . import figure_text, figures, live, sources
-from .i18n import _
+from . import figures, live, sources
+from .i18n import _, words
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
@@ -79,7 +80,7 @@ def show(runs: dict[str, Trace]) -> None:
         for col, (m, tr) in zip(st.columns(PER_ROW), items[start : start + PER_ROW]):
             with col:
                 st.markdown(f"**{m}** {badge(tr, ar)}")
-                st.html(stream_html(tr, len(tr.steps) - 1, False, figure_text.stream_words()))
+                st.html(stream_html(tr, len(tr.steps) - 1, False, stream_words(words())))
     header(_("Race replay in sync"), MEASURED, help=_("Each bar grows with the tokens a method had committed at "
            "that moment of its measured run: press ▶ Race, or drag the slider through the milliseconds."))
     chart(plots.race_figure(runs), "arena.race")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from paradec.stage.terms import SECTIONS, Term
+
 from . import guide
 from .i18n import _, lang
-from .terms import SECTIONS, Term
 
 
 def matches(term: Term, text: str) -> bool:

@@ -11,25 +11,18 @@ from functools import partial
 import streamlit as st
 
 from paradec import web
+from paradec.stage import player as player_words
 
-from . import learn, vote
-from .i18n import _, lang
+from . import vote
+from .i18n import lang, words
 
 _JS, _CSS = web.text(web.PLAYER_JS), web.text(web.PLAYER_CSS)  # paradec/web: the same files the static site loads
 _PLAYER = st.components.v2.component("paradec.player", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def labels() -> dict[str, str]:
-    """Every word the browser's player shows, in the visitor's language (paradec/web/player.js keeps the English as its
-    default); {i} and {n} are the step and the number of steps, filled in there."""
-    return {"first": _("« First"), "first_title": _("first step (Home)"),
-            "back": _("‹ Back"), "back_title": _("previous step (←)"),
-            "play": _("▶ Play"), "pause": _("❚❚ Pause"), "play_title": _("play / pause (Space)"),
-            "next": _("Next ›"), "next_title": _("next step (→)"),
-            "last": _("Last »"), "last_title": _("last step (End)"),
-            "speed": _("steps/s"), "scrubber": _("step (← → Home End)"), "step": _("Step {i} of {n}"),
-            "playing": _("Playing: the panels below the player catch up with step {i} when you pause."),
-            "loading": _("Loading step {i}…")}
+    """Every word the browser's player shows, its questions' included, in the visitor's language."""
+    return player_words.labels(words())
 
 
 def _k(ns: str, what: str) -> str:
@@ -75,7 +68,7 @@ def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, 
     predict: predict mode's settings (ui.vote.player_data; None: off): the frames' questions are asked."""
     step = init(ns, n, start)
     data = {**stage, "key": f"{stage['key']}:{lang()}", "ns": ns, "step": step, "presenter": presenter,
-            "labels": {**labels(), **learn.labels()}, "wait": wait,
+            "labels": labels(), "wait": wait,
             "predict": predict}  # the key names the language: another one is other frames and words
     _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn,
             on_reveal_change=partial(_revealed, ns))

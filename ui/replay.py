@@ -12,10 +12,12 @@ from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.plots.tokens import label
 from paradec.plots.tree import tree_figure
+from paradec.stage import narrate
+from paradec.stage.frames import default_node
 from paradec.traces.trace import Trace
 
-from . import narrate, player, predict, presenter, stage, vote
-from .i18n import N_, _
+from . import player, predict, presenter, stage, vote
+from .i18n import N_, _, words
 from .style import chart, header
 
 SIM_DRAWS = 1000
@@ -23,7 +25,7 @@ ACCEPTANCE_HELP = N_("α = accepted draft tokens / tested draft depths. A depth 
                      "reached the one before it (depth 1: whenever the step drafted): siblings count once, and nodes "
                      "under a rejected one not at all. — when nothing was drafted (AR).")
 Panels = Callable[[Trace, int], dict]  # a method's own panels: draw step i, return the figures
-NO_EXTRA = stage.Extra()
+NO_EXTRA = stage.NO_EXTRA
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
@@ -40,7 +42,7 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     wait = player.replaces(ns, shown)
     i = player.init(ns, n, start, shown) - 1
     # predict mode highlights its question's node, unless one was picked below
-    sel = st.session_state.get(f"{ns}.node.{i}", None if asking else _default_node(trace, i))
+    sel = st.session_state.get(f"{ns}.node.{i}", None if asking else default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
     i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel, asking), start, presenter.on(), wait,
                     vote.player_data(ns) if asking else None)
@@ -48,7 +50,7 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         vote.publish(trace, i)
         vote.tally()
     elif not presenter.on():  # a presenter says it; predict mode does not tell the outcome first
-        st.caption(narrate.lesson_note(trace))
+        st.caption(narrate.lesson_note(trace, words()))
     slot = st.container()  # the sharing box, right under the player (filled once the details' figures exist)
     presenter.notice(notice)  # what to notice, under the player and above the details, for every student
     if wait:
@@ -71,20 +73,12 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
     return figs
 
 
-def _default_node(trace: Trace, i: int) -> int | None:
-    nodes = trace.steps[i].nodes
-    if not nodes:
-        return None
-    first_bad = next((j for j, n in enumerate(nodes) if n.status == "rejected"), None)
-    return first_bad if first_bad is not None else max(trace.steps[i].accepted, default=0)
-
-
 def _pick_node(trace: Trace, i: int, ns: str) -> int | None:
     nodes = trace.steps[i].nodes
     if not nodes:
         return None
-    default = _default_node(trace, i)
-    names = [f"{j}: {label(trace.text_of(n.token))} ({narrate.status(n.status)})" for j, n in enumerate(nodes)]
+    default = default_node(trace, i)
+    names = [f"{j}: {label(trace.text_of(n.token))} ({narrate.status(n.status, words())})" for j, n in enumerate(nodes)]
     return st.selectbox(_("Selected draft node (highlighted in the tree, the mask and the microscope)"),
                         range(len(nodes)), index=default, format_func=names.__getitem__, key=f"{ns}.node.{i}")
 
@@ -99,13 +93,13 @@ def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
     node = step.nodes[sel] if sel is not None else None
     if node is None or node.p is None:
         if node is not None:
-            st.markdown(narrate.node_story(trace, node, greedy))
+            st.markdown(narrate.node_story(trace, node, greedy, words()))
         st.caption(_("The target's distribution where this step's last token was drawn:"))
         fig = microscope.residual_figure(trace, step.last_p_top)
         fig.update_layout(title=_("target top-k; drawn: {token}").format(token=label(trace.text_of(step.tokens[-1]))))
         chart(fig, f"{ns}.fig.last")
         return {"target": fig}
-    st.markdown(narrate.node_story(trace, node, greedy))
+    st.markdown(narrate.node_story(trace, node, greedy, words()))
     figs = {"p_vs_q": microscope.pq_figure(trace, node)}
     sampled = not greedy and node.accept_prob is not None  # None: tested without a draw (typical acceptance)
     cols = st.columns([2, 1.2, 2] if sampled else [1])

@@ -5,17 +5,13 @@ import plotly.io as pio
 import streamlit as st
 
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL, TEMPLATE
+from paradec.stage.figure_text import translated
+from paradec.stage.frames import BADGE_TEXT, MEANING
 
-from . import figure_text, presenter
-from .i18n import N_, _
+from . import presenter
+from .i18n import _, lang
 
 BADGE = {MEASURED: "red", FROM_RUN: "blue", MODEL: "violet"}
-BADGE_TEXT = {MEASURED: N_("MEASURED"), FROM_RUN: N_("FROM RUN"), MODEL: N_("MODEL")}  # translated where shown
-MEANING = {  # translated where shown
-    MEASURED: N_("timed in this run"),
-    FROM_RUN: N_("derived from the recorded trace"),
-    MODEL: N_("analytic formula, not measured"),
-}
 # Plotly's look for every figure the app shows, as plotly's default: a figure takes its default template when it is
 # made, unvalidated, where setting one on each figure before drawing it validated and deep-copied the template
 # every time (30 ms a chart; two thirds of an EAGLE page's Python time).
@@ -33,7 +29,7 @@ def header(title: str, *labels: str, help: str = "") -> None:
 
 
 def chart(fig, key: str) -> None:
-    st.plotly_chart(figure_text.translated(presenter.chart_font(fig)), config=CHART_CONFIG, key=key)
+    st.plotly_chart(translated(presenter.chart_font(fig), lang()), config=CHART_CONFIG, key=key)
 
 
 # On a phone or a touch screen: plotly's toolbar (it covered titles and labels on a tap) is hidden, a wide table

@@ -1,6 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
+from paradec.stage.extras import EAGLE
 from ui import draft_length, eagle, figures, presenter, sources
 from ui.controls import controls
 from ui.i18n import _
@@ -100,7 +101,7 @@ NOTICE = (_("A one-layer head drafts from the target's features (hidden states),
           _("EAGLE-2/3 grow the most confident branches and rerank: watch which candidates are cut."),
           _("Acceptance per depth says how deep the tree pays; τ counts tokens per target forward, bonus included."))
 method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels,
-            extra=eagle.STAGE, more=COST, notice=NOTICE)
+            extra=EAGLE, more=COST, notice=NOTICE)
 ar = sources.recorded("ar").get("greedy")
 with presenter.fold(_("EAGLE-1, 2 and 3 compared")):
     eagle.compare(sources.load(ar) if ar else None)

@@ -19,7 +19,7 @@ COLORS = {
 
 
 def N_(text: str) -> str:
-    """Marks a figure's text for the app's French catalogue (scripts/messages.py extracts it; ui.figure_text
+    """Marks a figure's text for the app's French catalogue (scripts/messages.py extracts it; paradec.stage.figure_text
     translates it where the figure is shown): the figures themselves stay English."""
     return text
 

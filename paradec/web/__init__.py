@@ -10,6 +10,7 @@ PLAYER_JS = ("learn.js", "player_stage.js", "player.js")  # one module, in this 
 PLAYER_CSS = ("player.css", "learn.css")
 QUIZ_JS = ("learn.js", "quiz.js")
 QUIZ_CSS = ("learn.css",)
+SITE_CSS = ("player.css", "learn.css", "site.css")  # the static site's one style sheet (its script: paradec.site)
 
 
 def text(names: tuple[str, ...]) -> str:

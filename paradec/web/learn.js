@@ -1,4 +1,4 @@
-// Questions and exercises in the browser (paradec.learn's JSON, in the visitor's language: ui/learn.py): the
+// Questions and exercises in the browser (paradec.learn's JSON, in the visitor's language: paradec/stage/learn.py): the
 // step player (ui/player.js) asks its predict questions with askPanel, the quiz (ui/quiz.js) shows a page's
 // questions and exercises. Nothing goes back to a server: the checker is here (paradec.learn.exercises.check is
 // the same in Python), and the scores live in the browser's sessionStorage, per page and for the session.

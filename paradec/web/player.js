@@ -5,7 +5,7 @@
 // mean something else: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 // Its words come from Python in the visitor's language (data.labels, ui/player.py); these are the English.
 // Predict mode (data.predict): a step whose frame has a question ("ask") shows as proposed ("pre") until the
-// question is answered (askPanel, ui/learn.js); playing stops there, and the answer reveals the step.
+// question is answered (askPanel, learn.js); playing stops there, and the answer reveals the step.
 const SPEEDS = [0.5, 1, 2, 4];
 const BUTTONS = ["first", "back", "play", "next", "last"];
 const LABELS = {first: "« First", first_title: "first step (Home)", back: "‹ Back", back_title: "previous step (←)",
@@ -261,7 +261,7 @@ function pick(P, data) {  // the node picked below, highlighted in its step's fr
   if (P.picked) P.frames[P.picked.k] = data.override;
 }
 
-export default function (component) {
+export default function mountPlayer(component) {
   const {data, parentElement, setStateValue} = component;
   let P = parentElement.__pdPlayer;
   if (!P) {

@@ -7,6 +7,8 @@
 const SIDE = new Set(["tree", "mask"]);  // presenter layout: the boxes beside the controls, story and stream
 const HEADER = 70;  // px of the window under Streamlit's header bar
 const MIN_FIT = 220;  // px: the least a presenter's tree or mask is drawn in
+const AHEAD = 8;  // steps after the shown one whose stills are drawn ahead: stills of every step of a trace took
+// seconds of a student's main thread on every page, for steps most never played to
 const CONFIG = {displaylogo: false};
 const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50));
 const cancelIdle = window.cancelIdleCallback || clearTimeout;
@@ -68,7 +70,7 @@ function put(P, name, quick) {
 
 // The browser's idle time, one chore at a time (an idle callback can wait for ever on a busy page: 300 ms at
 // most): with the player standing, plotly draws the boxes in view that show a still, then those out of view;
-// then stills for the steps after the shown one, of the figures in view first (only those while playing).
+// then stills for the AHEAD steps after the shown one, of the figures in view first (only those while playing).
 function later(P) {
   cancelIdle(P.idle);
   if (P.root.isConnected) P.idle = idle(() => { const chore = next(P); if (chore && chore() !== false) later(P); },
@@ -82,7 +84,7 @@ function next(P) {
   if (up) return () => put(P, up, false);
   const k0 = P.i - 1 - P.offset, n = P.frames.length, shown = names.filter((name) => P.inView.has(name));
   for (const group of P.timer ? [shown] : [shown, names])
-    for (let d = 1; d < n; d++) {
+    for (let d = 1; d < Math.min(n, AHEAD + 1); d++) {
       const figs = (P.frames[(k0 + d) % n] || {}).figs || {};  // none while a window of steps loads
       const name = group.find((name) => figs[name] && !P.stills.has(figs[name]));
       if (name) return () => ahead(P, P.figs[name], name, figs[name]);

@@ -1,6 +1,6 @@
-// The quiz (ui/quiz.py puts ui/learn.js before this file, in one module): a page's predict questions that stand
+// The quiz (ui/quiz.py puts learn.js before this file, in one module): a page's predict questions that stand
 // without a player (the Roofline page's) and a method page's exercises, answered and checked in the browser.
-export default function (component) {
+export default function mountQuiz(component) {
   const {data, parentElement} = component;
   const key = JSON.stringify(data);
   if (parentElement.__pdQuiz === key) return;  // a rerun with the same items keeps what the learner typed

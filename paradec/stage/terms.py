@@ -1,11 +1,11 @@
 """The glossary's terms: every technical term of the article the app teaches, in English and French, a one-line
-definition and the view that shows it (ui/glossary.py draws them; a predict question links the ones it uses,
-ui/learn.py). Data only: the page helpers import it without the pages' navigation."""
+definition and the view that shows it (the app's glossary, ui/glossary.py, and the static site's draw them; a predict
+question links the ones it uses, paradec.stage.learn). Data only."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .i18n import N_
+from ..words import N_
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,17 @@
-"""A figure's words in the visitor's language. paradec.plots builds every figure in English (the static export and
-the docs use them too) and marks its texts with N_ for the catalogue; here, where a figure is shown, its titles,
-axis titles, legend entries, annotations and tick labels are looked up in the catalogue. A text made from a
-template ("rerank: {kept} of {total} kept") is recognised by the template's pattern and its values carried over.
-A long title that plotly's layout broke in two ("<br>") is translated whole and broken again."""
+"""A figure's words in a page's language. paradec.plots builds every figure in English and marks its texts with N_
+for the catalogue; where a figure is shown, its titles, axis titles, legend entries, annotations and tick labels are
+looked up in the catalogue. A text made from a template ("rerank: {kept} of {total} kept") is recognised by the
+template's pattern and its values carried over. A long title that plotly's layout broke in two ("<br>") is
+translated whole and broken again."""
 from __future__ import annotations
 
 import copy
 import functools
 import re
 
-from paradec.plots.style import wrap
-from paradec.plots.tokens import WORDS
-
-from .i18n import Translated, _, catalogue, lang
+from ..plots.style import wrap
+from ..plots.tokens import WORDS
+from ..words import Translated, Words, catalogue
 
 FIELD = re.compile(r"\{(\w+)(?::[^{}]*)?\}")
 
@@ -73,35 +72,34 @@ def _spaced(part: str, language: str) -> str:
     return part if found is None else part.replace(core, found)
 
 
-def _layout_texts(lay: dict, tr) -> None:
+def _layout_texts(lay: dict, say_it) -> None:
     title = lay.get("title")
     if isinstance(title, dict) and title.get("text"):
-        title["text"] = tr(title["text"])
+        title["text"] = say_it(title["text"])
     for key, axis in lay.items():
         if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             if isinstance(axis.get("title"), dict) and axis["title"].get("text"):
-                axis["title"]["text"] = tr(axis["title"]["text"])
+                axis["title"]["text"] = say_it(axis["title"]["text"])
             if isinstance(axis.get("ticktext"), list):
-                axis["ticktext"] = [tr(t) for t in axis["ticktext"]]
+                axis["ticktext"] = [say_it(t) for t in axis["ticktext"]]
     for note in lay.get("annotations") or []:
         if note.get("text"):
-            note["text"] = tr(note["text"])
+            note["text"] = say_it(note["text"])
     legend = lay.get("legend")
     if isinstance(legend, dict) and isinstance(legend.get("title"), dict) and legend["title"].get("text"):
-        legend["title"]["text"] = tr(legend["title"]["text"])
+        legend["title"]["text"] = say_it(legend["title"]["text"])
 
 
-def translated(fig):
-    """A figure with its words in the visitor's language, as a new plain-JSON figure ({"data": [...], "layout":
-    {...}}; the one given, a dict or a plotly go.Figure, is left as it is). English: the figure itself."""
-    language = lang()
+def translated(fig, language: str):
+    """A figure with its words in `language`, as a new plain-JSON figure ({"data": [...], "layout": {...}}; the one
+    given, a dict or a plotly go.Figure, is left as it is). English: the figure itself."""
     if language == "en":
         return fig
     fig = fig if isinstance(fig, dict) else fig.to_plotly_json()
-    tr = functools.partial(_say_any, language=language)
+    say_it = functools.partial(_say_any, language=language)
     lay = copy.deepcopy(fig.get("layout", {}))  # a layout is small; the data's arrays are not copied
-    _layout_texts(lay, tr)
-    data = [{**t, "name": tr(t["name"])} if t.get("name") else t for t in fig.get("data", [])]
+    _layout_texts(lay, say_it)
+    data = [{**t, "name": say_it(t["name"])} if t.get("name") else t for t in fig.get("data", [])]
     return {**fig, "layout": lay, "data": data}
 
 
@@ -109,6 +107,6 @@ def _say_any(text, language: str):
     return say(text, language) if isinstance(text, str) else text
 
 
-def stream_words() -> dict:
-    """The token stream's legend and details in the visitor's language (paradec.plots.tokens.WORDS)."""
-    return {key: _(text) for key, text in WORDS.items()}
+def stream_words(tr: Words) -> dict:
+    """The token stream's legend and details in tr's language (paradec.plots.tokens.WORDS)."""
+    return {key: tr(text) for key, text in WORDS.items()}
