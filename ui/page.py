@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 
 from paradec import catalog
 from paradec.learn import opening
+from paradec.stage import narrate
 from paradec.traces.trace import Trace, TraceError
 
 from . import classroom, live, presenter, sources, vote
 from .controls import controls
-from .i18n import N_, _, labelled
+from .i18n import _, labelled, words
 from .presets import DEFAULT_DRAFT
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
@@ -22,8 +22,6 @@ from .sidebar import current
 from .sidebar import recorded as recorded_note
 from .stage import Extra
 
-TRACE_NAMES = {"greedy": N_("greedy"), "sampled": N_("sampled"), "fixed": N_("fixed"), "heuristic": N_("heuristic"),
-               "confidence": N_("confidence"), "learned": N_("learned"), "sequential": N_("sequential")}  # the files'
 BAR_AFTER_S = 3.0  # a live run's progress bar appears after this many seconds (a shorter run draws none: at 2 s
 # it appeared during a slower CPU's AR baseline and slowed that by a tenth)
 PROGRESS_S = 1.0  # seconds between two redraws of that bar
@@ -69,7 +67,7 @@ def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return
-    meta.caption(_describe(trace, short=True), help=_describe(trace))
+    meta.caption(narrate.describe(trace, words(), short=True), help=narrate.describe(trace, words()))
     versus = st.empty()  # a live run's speed-up over AR (decoded beside it, or now if it left the cache)
     # The player plays in the browser; when it stops, only the replay reruns (a fragment).
     extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
@@ -96,24 +94,6 @@ def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: d
         return  # the details and the sharing box (under the player) follow once the browser has drawn the player
 
 
-def _describe(t: Trace, short: bool = False) -> str:
-    """The replayed run in one line; short: its method, sampling, tokens and τ (presenter mode)."""
-    temp = t.sampling.get("temperature", 0)
-    mode = (_("greedy") if temp <= 0
-            else _("sampling T={temperature}, top-p={top_p}, seed={seed}").format(
-                temperature=temp, top_p=t.sampling.get("top_p", 1), seed=t.sampling.get("seed")))
-    draft = " · " + _("draft: {model}").format(model=t.draft_model) if t.draft_model else ""
-    params = ", ".join(f"{k} = {v if v != '' else _('default')}" for k, v in (t.params or {}).items())
-    params = f" ({params})" if params else ""
-    values = {"method": t.method, "mode": mode, "tokens": t.new_tokens, "steps": len(t.steps), "tau": t.tau}
-    if short:  # the model by its name, not its folder's path
-        return _("Trace: {method} · {model} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})"
-                 ).format(**values, model=Path(t.model).name[:40])
-    return _("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
-             "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
-        **values, params=params, model=t.model, draft=draft, device=t.device, dtype=t.dtype, prompt=t.prompt[:80])
-
-
 def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace | None, live.Key | None]:
     """The trace to replay: an imported file, a live run, or a recorded file (in that order), and the live
     run's key (None for a file)."""
@@ -137,7 +117,7 @@ def _recorded(method: str, where) -> Trace | None:
         return None
     names = list(files)
     wanted = st.query_params.get("trace")
-    called = labelled(TRACE_NAMES)  # a run's name, in the reader's language (a file's own stays as it is)
+    called = labelled(narrate.TRACE_NAMES)  # a run's name, in the reader's language (a file's own stays as it is)
     shown = {name: _("run: {name}").format(name=called(name)) for name in names}
     pick = where.selectbox(_("Recorded run"), names, index=names.index(wanted if wanted in names else _opens(method)),
                            key=f"{method}.recorded", format_func=shown.get, label_visibility="collapsed", width=140,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import PurePath
 
 from .. import catalog
 from ..core import records
@@ -171,8 +172,9 @@ def lesson_note(trace: Trace, tr: Words) -> str:
              "on it; **First** goes back to the start.").format(n=i + 1, shape=_shape(s, tr), accepted=len(s.accepted))
 
 
-def describe(t: Trace, tr: Words) -> str:
-    """The replayed run in one line: method, parameters, model, draft, sampling, tokens, τ, device and prompt."""
+def describe(t: Trace, tr: Words, short: bool = False) -> str:
+    """The replayed run in one line: method, parameters, model, draft, sampling, tokens, τ, device and prompt;
+    short: its method, model (by its name, not its folder's path), sampling, tokens and τ."""
     temp = t.sampling.get("temperature", 0)
     mode = (tr("greedy") if temp <= 0
             else tr("sampling T={temperature}, top-p={top_p}, seed={seed}").format(
@@ -180,6 +182,10 @@ def describe(t: Trace, tr: Words) -> str:
     draft = " · " + tr("draft: {model}").format(model=t.draft_model) if t.draft_model else ""
     params = ", ".join(f"{k} = {v if v != '' else tr('default')}" for k, v in (t.params or {}).items())
     params = f" ({params})" if params else ""
+    if short:
+        return tr("Trace: {method} · {model} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})"
+                  ).format(method=t.method, model=PurePath(t.model).name[:40], mode=mode, tokens=t.new_tokens,
+                           steps=len(t.steps), tau=t.tau)
     return tr("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
               "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
         method=t.method, mode=mode, tokens=t.new_tokens, steps=len(t.steps), tau=t.tau, params=params, model=t.model,
