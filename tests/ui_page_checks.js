@@ -203,16 +203,17 @@ async () => {
   }
   // 5. On Speculative sampling, another recorded trace replaces the one shown: its player comes first, and its
   // details follow once the browser has drawn it (ui/replay.py), within 20 s.
+  const SAMPLED = /sampled|échantillonné/;  // the sampled run's name, in either language
   const runs = location.pathname === "/sps" && player && main.querySelector('[class*="st-key-sps-recorded"]');
-  const shown = runs && runs.innerText.trim();
-  if (runs && !/sampled/.test(shown)) {  // the run selector: open it, pick the sampled run
+  const shown = runs && (runs.querySelector("input")?.value || runs.innerText);
+  if (runs && !SAMPLED.test(shown)) {  // the run selector: open it, pick the sampled run
     const was = player.parentElement.__pdPlayer.framesKey;
     const ready = () => player.parentElement.__pdPlayer.framesKey !== was && !running() && details("\\d+");
     let other = null;
     for (let k = 0; k < 40 && !other; k++) {  // the page may have redrawn the selector since: find it afresh
       if (k % 10 === 0) main.querySelector('[class*="st-key-sps-recorded"] .react-aria-ComboBox button')?.click();
       await new Promise((r) => setTimeout(r, 100));
-      other = Array.from(document.querySelectorAll("[role=option]")).find((o) => /sampled/.test(o.textContent));
+      other = Array.from(document.querySelectorAll("[role=option]")).find((o) => SAMPLED.test(o.textContent));
     }
     if (other) other.click();
     else problems.push("the run selector offered no sampled run");

@@ -14,6 +14,7 @@ from .tree import pending_token
 
 ALLOWED, BLOCKED, CONTEXT = 1, 0, 2
 CELL_MARKS = {ALLOWED: "✓", BLOCKED: "", CONTEXT: "✓"}  # every row sees the whole context
+MARKED_ROWS = 8  # rows of a mask whose cells take a ✓: a larger one's cells are too small for it (colour, hover)
 # Rows whose ticks also name their token: more, and a presenter's 16-px labels overlap in a third of a 1024-px
 # screen (the hover still names every row's token).
 NAMED_ROWS = 12
@@ -59,10 +60,10 @@ def mask_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
                    colorscale=colorscale, showscale=False, xgap=2, ygap=2, hovertext=hover, hoverinfo="text",
                    textfont=dict(color="white", size=12))
     window = len(rows) > len(trace.steps[i].nodes) + 1  # a combined mask: its branches are outlined and named
-    if not window:  # a mark as well as a colour: ✓ where a row may look
+    if not window and len(rows) <= MARKED_ROWS:  # a mark as well as a colour: ✓ where a row may look
         heatmap.update(text=[[CELL_MARKS[v] for v in zrow] for zrow in z], texttemplate="%{text}")
-    fig = {"data": [heatmap], "layout": dict(
-        xaxis=dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-90),
+    fig = {"data": [heatmap], "layout": dict(  # a combined mask's many columns: labels upright
+        xaxis=dict(tickvals=list(range(len(cols))), ticktext=cols, side="top", tickangle=-90 if window else -45),
         yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, autorange="reversed"))}
     if selected is not None:
         r = selected + 1  # row/column of node j is j+1 in the block, +1 more column for the band

@@ -50,7 +50,7 @@ def _names(trace: Trace, keys: list) -> list[str]:
     return [OTHER if k == OTHER else label(trace.text_of(k)) for k in keys]
 
 
-TOKEN_ANGLE = -60  # tokens under their bars, slanted: a phone's narrow chart fits them without overlap
+TOKEN_ANGLE = -90  # tokens under their bars, upright: a narrow chart (a phone's, a presenter's) fits them
 
 
 def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:

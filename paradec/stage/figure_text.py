@@ -9,7 +9,7 @@ import copy
 import functools
 import re
 
-from ..plots.style import wrap
+from ..plots.style import LINE, TOP, wrap
 from ..plots.tokens import WORDS
 from ..words import Translated, Words, catalogue
 
@@ -43,10 +43,12 @@ def say(text: str, language: str) -> str:
     between its tags; else the text as it is."""
     if not text or language == "en" or not isinstance(text, str):
         return text
-    found = _entry(text, language)
-    if found is None and "<br>" in text:
+    found = catalogue(language).get(text)  # an entry with its own <br> (a mask's branch label) as it is
+    if found is None and "<br>" in text:  # a title layout() broke: translated whole (a template's too), broken again
         whole = _entry(text.replace("<br>", " "), language)
         found = whole and wrap(whole, max(len(line) for line in text.split("<br>")))
+    if found is None:
+        found = _entry(text, language)
     if found is None and TAG.search(text):
         found = "".join(part if TAG.fullmatch(part) or not part.strip() else _spaced(part, language)
                         for part in TAG.split(text))
@@ -72,10 +74,26 @@ def _spaced(part: str, language: str) -> str:
     return part if found is None else part.replace(core, found)
 
 
+TITLE_WIDTH = 26  # characters of a title's line, as paradec.plots.style.layout wraps it: a translation too
+
+
+def _room_for_lines(lay: dict, more: int) -> None:
+    """A title that the translation broke into more lines: as much more room above the plot (as layout() gives)."""
+    if more > 0 and isinstance(lay.get("margin"), dict) and lay["margin"].get("t") is not None:
+        lay["margin"]["t"] += LINE * more
+        if lay.get("height"):
+            lay["height"] += LINE * more
+        if isinstance(lay["title"].get("y"), (int, float)) and lay.get("height"):
+            lines = lay["title"]["text"].count("<br>") + 1  # plotly puts a second line above: as layout() does
+            lay["title"]["y"] = 1 - (TOP + LINE * (lines - 1)) / lay["height"]
+
+
 def _layout_texts(lay: dict, say_it) -> None:
     title = lay.get("title")
     if isinstance(title, dict) and title.get("text"):
-        title["text"] = say_it(title["text"])
+        was = title["text"]
+        title["text"] = wrap(say_it(was), TITLE_WIDTH)
+        _room_for_lines(lay, title["text"].count("<br>") - was.count("<br>"))
     for key, axis in lay.items():
         if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             if isinstance(axis.get("title"), dict) and axis["title"].get("text"):

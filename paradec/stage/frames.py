@@ -75,8 +75,8 @@ TREE = Panel("tree", N_("Draft tree (accepted path in bold)"), N_("Every token d
              "own token after it."))  # its caption, the legend, is built in the reader's language (rows)
 MASK_HELP = N_("Which token of the verify pass may look at which (✓ on green = may attend). Each drafted token sees "
                "the context and its own ancestors only, so one forward pass checks every branch at once.")
-MASK_CAPTION = N_("✓ on green: may attend · blank: blocked · first column: the context. Hover a cell: who sees "
-                  "what, and why.")
+MASK_CAPTION = N_("Green (✓ where a cell has room): may attend · grey: blocked · first column: the context. Hover a "
+                  "cell: who sees what, and why.")
 WINDOW_CAPTION = N_("Green: may attend · grey: blocked · dashed: the two branches. Hover a cell: who sees what, and "
                     "why. Window rows (L level, c column) see only their own trajectory: they ride along to grow the "
                     "n-gram pool and are never accepted.")
