@@ -76,6 +76,7 @@ def mask_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
     elif len(rows) > NAMED_ROWS:  # e.g. EAGLE's tree with a copied branch: the ticks name positions only
         for axis, names in (("xaxis", cols), ("yaxis", rows)):
             fig["layout"][axis]["ticktext"] = [n if n.startswith("context") else n.split(" ")[0] for n in names]
+        fig["layout"]["xaxis"]["tickangle"] = 0  # short numbers: level (slanted, they ran into each other)
         height = max(height, 20 * len(rows) + 110)
     return layout(fig, height=height)
 
