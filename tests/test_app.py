@@ -256,3 +256,12 @@ def test_the_first_steps_story_says_its_pass_carries_the_prompt():
     trace = sources.load(sources.recorded("sps")["greedy"])
     assert f"also carried the prompt's {len(trace.prompt_ids)} tokens" in narrate.step_story(trace, 0, Words())
     assert "prompt" not in narrate.step_story(trace, 1, Words())
+
+
+def test_sps_opens_on_a_step_that_shows_speculation_at_work():
+    """Several tokens drafted, at least one accepted and one rejected: the rule sps's description names."""
+    at = open_page("views/sps.py")
+    run = at.selectbox(key="sps.recorded").value
+    step = sources.load(sources.recorded("sps")[run]).steps[player(at, "sps")["step"] - 1]
+    assert len(step.nodes) >= 2 and step.accepted and any(n.status == "rejected" for n in step.nodes)
+    assert "sampled" in at.selectbox(key="sps.recorded").options  # the microscope's run, one choice away
