@@ -264,4 +264,4 @@ def test_sps_opens_on_a_step_that_shows_speculation_at_work():
     run = at.selectbox(key="sps.recorded").value
     step = sources.load(sources.recorded("sps")[run]).steps[player(at, "sps")["step"] - 1]
     assert len(step.nodes) >= 2 and step.accepted and any(n.status == "rejected" for n in step.nodes)
-    assert "sampled" in at.selectbox(key="sps.recorded").options  # the microscope's run, one choice away
+    assert "run: sampled" in at.selectbox(key="sps.recorded").options  # the microscope's run, one choice away
