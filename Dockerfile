@@ -8,8 +8,13 @@ FROM python:3.11-slim
 
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 
-# A C++ compiler and ninja build paradec's CPU kernel (paradec/cpu/kernels.py) for the CPU the Space runs on.
-RUN apt-get update && apt-get install -y --no-install-recommends g++ ninja-build && rm -rf /var/lib/apt/lists/*
+# A C++ compiler, ninja and Python's headers build paradec's CPU kernel (paradec/cpu/kernels.py) for the CPU the
+# Space runs on. This base's Python carries its headers; a Debian python3 (make space-check's stand-in for this
+# base, when the registry cannot be reached) needs python3-dev for them.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends g++ ninja-build $(python3 -c "import os, sysconfig; \
+       print('' if os.path.exists(sysconfig.get_paths()['include'] + '/Python.h') else 'python3-dev')") \
+    && rm -rf /var/lib/apt/lists/*
 
 # Spaces run the container as uid 1000; everything it writes (the venv, the hub cache, the
 # converted embedded model) lives under that user's home.
@@ -28,13 +33,17 @@ COPY --chown=user scripts/install.sh scripts/
 RUN TORCH_INDEX="$TORCH_INDEX" scripts/install.sh /home/user/venv
 
 COPY --chown=user . .
+# The image requires its CPU kernel: without it every live run takes torch's slower products, and nothing would
+# say so. Under require the kernel's build below, and the check before the app starts, fail rather than fall back.
+ENV PARADEC_KERNEL=require
 # Convert the embedded model's GGUF now (~20 s), not on every start of the Space, and build the CPU kernel
-# (rebuilt at the first run if the Space's CPU differs from the builder's: -march=native).
+# (built for the builder's CPU, -march=native: the start rebuilds it where the Space's CPU differs).
 RUN /home/user/venv/bin/python -c "from paradec.models import embedded_path; embedded_path()" \
     && /home/user/venv/bin/python -m paradec.cpu.kernels
 
 EXPOSE 8501
-# XSRF protection off: the Space shows the app in an iframe whose browsers drop Streamlit's XSRF
-# cookie, which makes every upload (the trace Import) fail with 403; the app keeps no user data.
-CMD ["/home/user/venv/bin/streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", \
-     "--server.enableXsrfProtection=false"]
+# The kernel first: loaded, or rebuilt for this CPU (about a minute on 2 cores), or the container stops with the
+# reason as its last log line. XSRF protection off: the Space shows the app in an iframe whose browsers drop
+# Streamlit's XSRF cookie, which makes every upload (the trace Import) fail with 403; the app keeps no user data.
+CMD ["/bin/sh", "-c", "/home/user/venv/bin/python -m paradec.cpu.kernels && exec /home/user/venv/bin/streamlit \
+run app.py --server.address=0.0.0.0 --server.port=8501 --server.enableXsrfProtection=false"]

@@ -19,12 +19,14 @@ from . import bench_batch, bench_report, methods
 from .core.targets import as_target
 from .costs import machine
 from .data import ASSETS, SPLITS, first_turn, read_jsonl, split_of
+from .production import config as engine_config
+from .production import workload
 from .runner import Prepared, Request, Runner
-from .serving.production import config as engine_config
-from .serving.production import workload
+from .traces.files import printable
 from .tuning import presets
 
 PEERS = ("hf_generate", "hf_prompt_lookup", "hf_assisted")
+LOCAL_PEERS = ("hf", "llamacpp")  # --peers that run on this machine; the others are production engines' URLs
 MAX_ID_CHARS = 200  # a prompt's id is echoed in progress lines, reports and tune's state
 
 
@@ -126,7 +128,7 @@ class Options:
     per_category: int = 0
     limit: int = 0
     preset: str | None = None  # the preset file the methods' settings came from, as the report names it
-    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.costs.memory)
+    memory: bool = False  # after the timed runs, one untimed, profiled run per method (paradec.bench_memory)
     batch: tuple[int, ...] = ()  # batch sizes: every method also decodes the prompts in batches (paradec.bench_batch)
 
     def sampling(self) -> dict:
@@ -139,7 +141,7 @@ def engines(specs: list[str], names: dict) -> list[workload.Session]:
     matches joins the run (its row and its first prompt's trace sit beside the engine's)."""
     sessions = []
     try:
-        peers = engine_config.parse_all([spec for spec in specs if spec != "hf"])
+        peers = engine_config.parse_all([spec for spec in specs if spec not in LOCAL_PEERS])
     except engine_config.EngineError as e:
         raise methods.InputError(f"--peers: {e}") from None
     for peer in peers:
@@ -154,14 +156,17 @@ def engines(specs: list[str], names: dict) -> list[workload.Session]:
 
 
 def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers: list[str] = (),
-          engines=(), model: str | None = None, draft: str | None = None) -> dict:
+          engines=(), model: str | None = None, draft: str | None = None, workers=()) -> dict:
     """Every method in `names` (name -> (method, its given params)) and every peer on every row, one
-    after another in this process, timed alike. model, draft: the runner's target and draft specs."""
+    after another in this process, timed alike. model, draft: the runner's target and draft specs. workers:
+    peers in processes of their own (paradec.peers), run after the others on each row; the caller closes them."""
     target = runner.target(model)
     check_prompts(target, rows, options.max_new_tokens, options.chat)
     draft_model = runner.draft(draft, model) if draft else None
     torch_ar = runner.torch_products(model)  # AR on torch's products: the kernel's own baseline, a row of its own
     hf, hf_draft = _hf_models(runner, model, draft, draft_model, peers)
+    for worker in workers:  # loaded and warmed up; a failure is the worker's line in the results, not the run's end
+        worker.start(target, rows, options.sampling())
 
     def request(method: str, pairs, prompt: str) -> Request:
         d = draft if methods.needs_draft_model(method) else None
@@ -171,9 +176,10 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
     for method, pairs in names.values():  # cllm's fine-tuned copy, a draft: made once, before any timing
         runner.prepare(request(method, pairs, rows[0]["prompt"]))
     runs = defaultdict(list)  # name -> [(row, record)]
+    elsewhere = defaultdict(list)  # the same, of the workers' rows (a worker that failed leaves none)
     first = {}  # method -> (its first row's label, its trace of the first prompt), beside an engine's step trace
     for n, row in enumerate(rows, 1):
-        print(f"\rbench: prompt {n}/{len(rows)} ({row['category']})", end="", file=sys.stderr, flush=True)
+        print(f"\rbench: prompt {n}/{len(rows)} ({printable(row['category'])})", end="", file=sys.stderr, flush=True)
         for _ in range(options.repeats):
             for name, (method, pairs) in names.items():
                 t = runner.decode(request(method, pairs, row["prompt"]))
@@ -184,10 +190,17 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
                 runs[bench_report.TORCH_AR].append((row, bench_report.record(t)))
             for name in peers:
                 runs[name].append((row, _hf_peer(name, hf, hf_draft, row["prompt"], options.sampling())))
+            for worker in workers:
+                for name, rec in worker.run(row).items():
+                    elsewhere[name].append((row, rec))
     print(file=sys.stderr)
     found, sections = _engine_runs(engines, rows, options.sampling(), first)
-    report = bench_report.aggregate({**runs, **found}, rows, _header(target, draft_model, options))
-    report["differences"] = differences(target, {k: v for k, v in runs.items() if k != bench_report.TORCH_AR}, names)
+    kept = {n: r for n, r in elsewhere.items() if not any(w.failure and n in w.names for w in workers)}
+    report = bench_report.aggregate({**runs, **kept, **found}, rows, _header(target, draft_model, options))
+    ours = {k: v for k, v in runs.items() if k != bench_report.TORCH_AR}
+    report["differences"] = differences(target, ours, names)  # paradec's logits judge paradec's runs
+    if workers:
+        report["peers"] = {w.name: w.section() for w in workers}
     if options.batch:
         bench_batch.add(report, runner, names, rows, options, request, runs)
     if options.memory:  # the CLI's: the profiler counts every thread's allocations in the process
@@ -198,9 +211,9 @@ def bench(runner: Runner, names: dict, rows: list[dict], options: Options, peers
 
 
 def measure_memory(runner: Runner, names: dict, row: dict, request) -> dict:
-    """Every row's memory (paradec.costs.memory), one untimed run each on the first prompt, after the timed ones;
+    """Every row's memory (paradec.bench_memory), one untimed run each on the first prompt, after the timed ones;
     request(method, pairs) is the row's Request for a method."""
-    from .costs import memory
+    from . import bench_memory as memory
 
     print("bench: memory, one untimed run per method on the first prompt", file=sys.stderr)
     found = {}

@@ -17,7 +17,7 @@ SCHEMA = 2  # 2: acceptance over tested drafts beside drafted_accepted (schema 1
 KIND = "paradec-bench"
 METRICS = ("speedup", "tau", "acceptance", "drafted_accepted", "tokens_per_s", "identical_runs", "runs")
 MAX_BYTES = 20 * 2**20
-# paradec.costs.memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
+# paradec.bench_memory's split, bytes: weights by owner, the target's KV cache at the widest pass, what the run holds
 # between steps, a step's activations, and the peak (weights + the run's highest allocation)
 MEMORY_FIELDS = ("weights_target", "weights_packed", "weights_draft", "weights_heads", "kv", "held", "activations",
                  "peak")
@@ -25,7 +25,9 @@ MEMORY_FIELDS = ("weights_target", "weights_packed", "weights_draft", "weights_h
 # (a 1-token and an N-token forward differ by ~1e-7 relative; logits here are ~10-30).
 NEAR_TIE = 1e-4
 TIMED = ("each step's propose, verify pass, acceptance, KV-cache compaction and commit (paradec's methods); "
-         "the whole generate() call (Hugging Face's peers); not the trace's bookkeeping")
+         "the whole generate() call (Hugging Face's peers); llama.cpp's generate loop in its worker process, from the "
+         "prompt's ids to the last token (llamacpp); not the trace's bookkeeping. tokens_per_s: end to end, the "
+         "prompt's pass included; decode_tokens_per_s: after it (the first step and its tokens left out)")
 
 
 class ResultsError(ValueError):
@@ -53,15 +55,20 @@ def speedup_over_fastest_ar(report: dict, name: str) -> float:
 
 def record(t: Trace) -> dict:
     """A paradec run as the metrics read it (bench's runs, the Production engine page's live run)."""
+    first = t.steps[0] if t.steps else None  # the step whose verify pass runs the prompt
     return {"tokens": t.token_ids, "prompt_ids": t.prompt_ids, "wall_s": t.wall_s, "forwards": t.target_forwards,
-            "drafted": t.drafted, "tested": t.tested, "accepted": t.accepted_drafts, "positions": t.by_position()}
+            "drafted": t.drafted, "tested": t.tested, "accepted": t.accepted_drafts, "positions": t.by_position(),
+            "first_s": (first.draft_ms + first.verify_ms) / 1e3 if first else 0.0,
+            "first_tokens": len(first.tokens) if first else 0}
 
 
-def metrics(recs: list, ar: list | None) -> dict:
+def metrics(recs: list, ar: list | None, same: list | None = None) -> dict:
     """recs and ar: [(prompt row, record)] in the same prompt and repeat order; an engine peer's runs
-    are measured against its baseline URL's (None: it has none)."""
+    are measured against its baseline URL's (None: it has none). same: the runs whose tokens identical_runs
+    compares with (default ar's; a peer's speculation: its own AR's)."""
     if recs and "engine" in recs[0][1]:
         return engine_metrics(recs, ar)
+    same = ar if same is None else same
     tokens = sum(len(r["tokens"]) for _, r in recs)
     wall = sum(r["wall_s"] for _, r in recs)
     tps = tokens / max(1e-9, wall)
@@ -75,14 +82,24 @@ def metrics(recs: list, ar: list | None) -> dict:
         "acceptance": _ratio(accepted, tested),
         "drafted_accepted": _ratio(accepted, drafted),
         "tokens_per_s": round(tps, 2),
-        "identical_runs": sum(r["tokens"] == a["tokens"] for (_, r), (_, a) in zip(recs, ar)),
+        "decode_tokens_per_s": after_prompt([r for _, r in recs]),
+        "identical_runs": sum(r["tokens"] == a["tokens"] for (_, r), (_, a) in zip(recs, same)),
         "runs": len(recs),
         "acceptance_by_position": _positions([r["positions"] for _, r in recs]),
     }
 
 
+def after_prompt(recs: list[dict]) -> float | None:
+    """Tokens/s after the prompt's pass: the tokens of every step but the first over the time after it (None for
+    runs that do not time their first step apart: Hugging Face's generate())."""
+    if not recs or any(r.get("first_s") is None for r in recs):
+        return None
+    tokens = sum(len(r["tokens"]) - r["first_tokens"] for r in recs)
+    return round(tokens / max(1e-9, sum(r["wall_s"] - r["first_s"] for r in recs)), 2)
+
+
 def engine_metrics(recs: list, base: list | None) -> dict:
-    """A production engine's requests (paradec.serving.production): its tokens/s over its baseline URL's on the
+    """A production engine's requests (paradec.production): its tokens/s over its baseline URL's on the
     same prompts (None without a baseline; identical_runs compares their texts), τ from the engine's own
     counts of verify steps and accepted drafts (1.00 for a baseline: it drafts nothing), None where it
     reports no counts (SGLang: see the report's engines section)."""
@@ -134,11 +151,13 @@ def aggregate(runs: dict, rows: list[dict], header: dict) -> dict:
     """The report: header fields, then metrics per method and per category and method."""
     cats = sorted({r["category"] for r in rows})
     against = {n: _against(n, runs) for n in runs}
+    # whose tokens identical_runs compares with: a record may name them (a peer's speculation: its own AR)
+    same = {n: (runs[n][0][1].get("reference") if runs[n] else None) or against[n] for n in runs}
 
     def of(name: str, cat: str | None) -> dict:
-        pick = [x for x in runs[name] if cat in (None, x[0]["category"])]
-        base = against[name] and [x for x in runs[against[name]] if cat in (None, x[0]["category"])]
-        return metrics(pick, base or None)
+        def pick(who: str | None) -> list | None:
+            return [x for x in runs[who] if cat in (None, x[0]["category"])] if who in runs else None
+        return metrics(pick(name), pick(against[name]) or None, pick(same[name]) or None)
 
     report = {"schema": SCHEMA, "kind": KIND, **header, "prompts": len(rows),
               "methods": {n: of(n, None) for n in runs}, "categories": {c: {n: of(n, c) for n in runs} for c in cats}}
@@ -150,13 +169,15 @@ def format_report(report: dict) -> str:
              f"max_new_tokens {report['max_new_tokens']}  device {report['machine']['device']}",
              ""]
     w = max(18, *(len(n) + 2 for n in report["methods"]))  # a method with settings has a long label
-    lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'alpha':>8}{'tok/s':>8}{'identical':>11}"
+    lines[-1] = f"{'method':<{w}}{'speedup':>9}{'tau':>7}{'alpha':>8}{'tok/s':>8}{'after':>8}{'identical':>11}"
     for name, m in report["methods"].items():
         lines.append(f"{name:<{w}}{_shown(m['speedup'], '>8.2f')}x{_shown(m['tau'], '>7.2f')}"
                      f"{_shown(m.get('acceptance'), '>8.2f')}{m['tokens_per_s']:>8.1f}"
-                     f"{_shown(m['identical_runs'], '>6')}/{m['runs']}")
+                     f"{_shown(m.get('decode_tokens_per_s'), '>8.1f')}{_shown(m['identical_runs'], '>6')}/{m['runs']}")
     lines += ["", "speedup = method tokens/s / AR tokens/s, same prompts, same process; alpha = accepted drafts / "
-                  f"tested ones (Trace.depth_acceptance); timed: {report.get('timed', '?')}"]
+                  "tested ones (Trace.depth_acceptance); tok/s end to end, after = tokens/s after the prompt's pass; "
+                  f"timed: {report.get('timed', '?')}"]
+    lines += peer_lines(report)
     lines += bench_batch.lines(report)
     for name, e in report.get("engines", {}).items():
         lines.append(f"{name}: {e['kind']} at {e['url']}, model {e['model']}, method {e['method'] or '?'}; "
@@ -173,6 +194,19 @@ def format_report(report: dict) -> str:
                      f"at token {d['position']}:"
                      f" {d['token']} for AR's {d['ar_token']}, top-2 logit gap {d['top2_gap']:.2e} ({why})")
     return "\n".join(lines)
+
+
+def peer_lines(report: dict) -> list[str]:
+    """A line per peer in a process of its own: what ran, whose text identical compares with, or why it is out."""
+    out = []
+    for name, p in report.get("peers", {}).items():
+        if p.get("failure"):
+            out.append(f"{name}: left out of the results: {p['failure']}")
+            continue
+        same = ", ".join(f"{row} against {ref}" for row, ref in p.get("identical_to", {}).items())
+        out.append(f"{name}: {p.get('engine', '?')} ({p.get('library', '?')}) on {p.get('file', '?')}, "
+                   f"{p.get('threads', '?')} threads; identical: {same}")
+    return out
 
 
 def memory_lines(report: dict) -> list[str]:
@@ -200,6 +234,7 @@ def csv_rows(report: dict) -> list[dict]:
     groups = [("all", report["methods"])] + list(report["categories"].items())
     mem = report.get("memory", {}).get("methods", {})
     return [{"category": cat, "method": name, **{k: m[k] for k in METRICS},
+             "decode_tokens_per_s": m.get("decode_tokens_per_s"),
              "acceptance_by_position": " ".join(f"{share:.3f}" for *_, share in m["acceptance_by_position"]),
              **{f"{k}_mib": _mib(mem, name, k) if cat == "all" else None for k in MEMORY_FIELDS}}
             for cat, methods in groups for name, m in methods.items()]
@@ -215,8 +250,8 @@ def save(report: dict, path: str | Path) -> Path:
     path = Path(path)
     write_atomic(path, json.dumps(report, ensure_ascii=False, indent=1))
     text = io.StringIO(newline="")
-    w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "acceptance_by_position",
-                                         *(f"{k}_mib" for k in MEMORY_FIELDS)])
+    w = csv.DictWriter(text, fieldnames=["category", "method", *METRICS, "decode_tokens_per_s",
+                                         "acceptance_by_position", *(f"{k}_mib" for k in MEMORY_FIELDS)])
     w.writeheader()
     w.writerows(csv_rows(report))
     write_atomic(path.with_suffix(".csv"), text.getvalue())
@@ -247,6 +282,7 @@ def load(path: str | Path) -> dict:
         if why:
             raise ResultsError(f"{path}: method {name}: {why}")
     _check_engines(data.get("engines", {}), path)
+    _check_peers(data.get("peers", {}), path)
     return data
 
 
@@ -264,6 +300,15 @@ def _upgrade(groups: list) -> None:
 def tested_counted(report: dict) -> bool:
     """Whether the report's acceptance is over tested drafts: schema 1 files hold only drafted_accepted."""
     return report.get("schema") != 1
+
+
+def _check_peers(peers, path) -> None:
+    """The peers' sections (bench --peers llamacpp): what the report prints of them is text."""
+    if not isinstance(peers, dict) or not all(isinstance(p, dict) for p in peers.values()):
+        raise ResultsError(f"{path}: 'peers' must map peer names to their sections")
+    for name, p in peers.items():
+        if not isinstance(p.get("failure"), (str, type(None))) or not isinstance(p.get("identical_to", {}), dict):
+            raise ResultsError(f"{path}: peer {name}: 'failure' must be text or null, 'identical_to' an object")
 
 
 def _check_engines(engines, path) -> None:

@@ -29,7 +29,7 @@ class Param:
     spare: tuple = ()  # the values of a weights parameter that name no file ("": the shipped weights)
     label: str = ""  # a page control's label (the name when empty)
     step: float | None = None  # a page slider's step (floats)
-    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tuning.tune); empty: it leaves this one alone
+    tune: tuple = ()  # the values `python -m paradec tune` tries (paradec.tuner.tune); empty: it leaves this one alone
     when: tuple = ()  # (another parameter, its values) under which this one matters; the tuner varies it only then
 
     def check(self, value) -> None:
@@ -45,6 +45,28 @@ def _num(x: float) -> str:
 
 
 @dataclass(frozen=True)
+class Ask:
+    """A predict question the method's page asks before it reveals a verify pass, computed from the step's record
+    by paradec.learn.questions: its kind (accepted, branch, keep, bet) and, when the kind's words do not fit the
+    method, its own (English; {drafted}, {pending} and the kind's values filled in)."""
+    kind: str
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise the method's page ends with, checked against a shipped trace (paradec.learn.exercises): its kind,
+    the recorded trace's name in assets/traces, and a second one for the kinds that compare two."""
+    kind: str
+    trace: str
+    other: str = ""
+
+
+def _ex(trace: str, *kinds: str) -> tuple[Exercise, ...]:
+    return tuple(Exercise(k, trace) for k in kinds)
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     drafter: str  # its drafter class, "module:Class" (a module of paradec.drafters, or any importable one)
@@ -52,15 +74,52 @@ class Method:
     summary: str
     params: tuple[Param, ...] = ()
     lossless: str = "yes"  # "yes", or why not / when not
-    needs: str = ""  # "draft" (a draft model), or what weights it reads
+    needs: str = ""  # "draft" (a draft model), "heads" (trained weights over the target), "deltas" (a fine-tuned copy)
     reads_target: bool = False  # the drafter is built with the target model (its LM head, layers or device)
     record: type[records.Record] | None = None  # what its steps record of their own (None: nothing)
+    # Its page in the app. Methods that share one (EAGLE-1/2/3) name the same page; its first method gives the
+    # title, icon and link. A method without a page file of its own (views/<page>.py) gets the generic page.
+    page: str = ""  # the page's url path (default: the method's name)
+    title: str = ""  # the page's title in the sidebar (default: the method's name)
+    icon: str = ":material/science:"  # the sidebar's icon
+    link: str = ""  # its label on Home's map of the pages (default: the title)
+    version: str = ""  # its name in its page's version picker ("EAGLE-2"); none: its page's first method replays it
+    uses: str = ""  # the GPU presets' model it reads besides the target, by role (paradec.tuning.presets)
+    questions: tuple[Ask, ...] = ()  # what predict mode asks at a step (the first that applies, in turn)
+    exercises: tuple[Exercise, ...] = ()  # its page's exercises (a page shows those of every method on it)
+    # Where its page opens: the first of these recorded runs (assets/traces/METHOD-NAME.json) with a step the rule
+    # finds (paradec.learn.opening: chain, tree, block, window, any), at that step.
+    opens_on: tuple[str, ...] = ("greedy",)
+    opening: str = "chain"
+
+    def __post_init__(self):  # what a description leaves out: its page is its own, named after the method
+        object.__setattr__(self, "page", self.page or self.name)
+        object.__setattr__(self, "title", self.title or self.name)
+        object.__setattr__(self, "link", self.link or self.title)
 
     def param(self, name: str) -> Param:
         return next(p for p in self.params if p.name == name)
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
+
+    @property
+    def greedy_is_targets(self) -> bool:
+        """Greedy decoding gives the target's own text (every method but one that decodes a fine-tuned copy)."""
+        return self.needs != "deltas"
+
+
+def pages() -> dict[str, Method]:
+    """url path -> the first method on that page, in the catalogue's order (the app's navigation)."""
+    out: dict[str, Method] = {}
+    for m in METHODS.values():
+        out.setdefault(m.page, m)
+    return out
+
+
+def on_page(path: str) -> list[Method]:
+    """The methods a page shows, in the catalogue's order."""
+    return [m for m in METHODS.values() if m.page == path]
 
 
 def _rule(threshold: float) -> tuple[Param, ...]:
@@ -91,34 +150,52 @@ def _eagle_dynamic(lookup: int) -> tuple[Param, ...]:
         *_rule(0.3),
     )
 
+# Predict mode's questions: a chain's, and a tree's (paradec.learn.questions)
+CHAIN = (Ask("accepted"), Ask("keep"))
+TREE = (Ask("branch"), Ask("accepted", "Predict: how deep will the accepted path go in this {drafted}-node tree?"),
+        Ask("keep"))
+JACOBI = (Ask("accepted", "Predict: how many of the block's {drafted} guesses reach their fixed point in this pass?"),)
+
 METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("ar", "base:Drafter", "baseline", "one token per target forward"),
+    Method("ar", "paradec.core.drafter:Drafter", "baseline", "one token per target forward",
+           title="Autoregressive (AR)", icon=":material/looks_one:", link="AR: one pass per token", opening="any"),
     Method("sps", "sps:SpeculativeSampling", "draft model",
            "a draft model proposes a chain; rejection sampling keeps the target's distribution",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K, sized=True,
                   label="k (draft length)", tune=(2, 3, 4, 5, 6, 8)), *_rule(0.4)), needs="draft",
-           record=records.DraftLength),
+           record=records.DraftLength, title="Speculative sampling", icon=":material/call_split:", uses="draft",
+           questions=CHAIN,
+           exercises=_ex("sps-fixed", "tau", "alpha", "formula", "versus") + _ex("sps-sampled", "keep"),
+           opens_on=("fixed", "greedy")),
     Method("pld", "pld:PromptLookup", "copy",
            "prompt lookup: copies what followed the last n-gram's earlier occurrence",
            (Param("k", int, 8, "tokens copied at most", 1, 64, label="k (tokens copied at most)",
                   tune=(2, 4, 6, 8, 10, 16)),
             Param("ngram_max", int, 3, "the longest n-gram looked up", 1, 16, label="longest n-gram", tune=(2, 3, 4)),
             Param("ngram_min", int, 1, "the shortest n-gram looked up", 1, 16, label="shortest n-gram")),
-           record=records.Pld),
+           record=records.Pld, title="Prompt lookup", icon=":material/content_copy:",
+           link="Prompt lookup: copy the prompt", questions=(
+               Ask("accepted", "Predict: how many of the {drafted} copied tokens will the target keep?"), Ask("keep")),
+           exercises=_ex("pld-greedy", "tau", "alpha", "idle") + _ex("pld-sampled", "keep")),
     Method("jacobi", "jacobi:Jacobi", "guess and iterate",
            "guesses a block; the target re-predicts it until a prefix is fixed",
            (Param("block", int, 8, "guesses per pass", 1, 64, label="block size n (guesses per pass)",
                   tune=(2, 4, 6, 8, 11, 16)),
             Param("init", str, "repeat", "the first guesses: the last token repeated, padding, or random context "
                   "tokens (seeded)", choices=("repeat", "pad", "random"), label="initial guess")),
-           record=records.Jacobi),
+           record=records.Jacobi, title="Jacobi decoding", icon=":material/grid_on:", link="Jacobi: iterate a block",
+           questions=JACOBI, exercises=_ex("jacobi-greedy", "tau", "slower", "break_even"), opening="block"),
     Method("lookahead", "lookahead:Lookahead", "guess and iterate",
            "an n-gram pool filled by Jacobi iterations, verified in the same pass",
            (Param("window", int, 4, "window columns (W)", 1, 32, sized=True, label="W (window columns)",
                   tune=(1, 2, 3, 4, 5, 6, 8, 12)),
             Param("ngram", int, 3, "n-gram size (N)", 2, 8, sized=True, label="N (n-gram size)", tune=(2, 3, 4, 5)),
             Param("candidates", int, 2, "candidates verified (G)", 0, 32, sized=True,
-                  label="G (candidates verified)", tune=(0, 1, 2, 3, 4, 6, 8))), record=records.Lookahead),
+                  label="G (candidates verified)", tune=(0, 1, 2, 3, 4, 6, 8))), record=records.Lookahead,
+           title="Lookahead decoding", icon=":material/manage_search:", link="Lookahead: window + pool", questions=(
+               Ask("accepted", "Predict: the pool offers {drafted} candidate tokens after {pending}. How many will "
+                   "the target accept?"),),
+           exercises=_ex("lookahead-greedy", "tau", "alpha", "pass_tokens", "pool_wins"), opening="window"),
     Method("medusa", "medusa:Medusa", "heads",
            "heads on the last hidden state guess later tokens; their top-k form a tree",
            (Param("heads", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
@@ -129,21 +206,28 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("epsilon", float, 0.09, "typical acceptance's hard threshold", 0.0, 1.0, step=0.01),
             Param("delta", float, 0.3, "typical acceptance's entropy-scaled threshold", 0.0, 10.0, step=0.05),
             *_rule(0.3)), lossless="yes (acceptance=typical: no, LOSSY when sampling)", needs="heads",
-           reads_target=True, record=records.Medusa),
+           reads_target=True, record=records.Medusa, icon=":material/account_tree:", link="Medusa: heads, a tree",
+           title="Medusa", uses="medusa", questions=TREE, opening="tree",
+           exercises=(*_ex("medusa-greedy", "tau", "alpha"),
+                      Exercise("trees", "medusa-trees/chain4", "medusa-trees/wide16"), *_ex("medusa-sampled", "keep"))),
     Method("eagle", "eagle:Eagle", "heads", "EAGLE-1: a one-layer head drafts a static tree at the feature level",
            (Param("head", str, "", WEIGHTS_HELP, weights=True, spare=("",)),
             Param("tree", str, "cpu10", TREE_HELP, label="Static tree", tune=("chain4", "cpu10")), *_rule(0.3)),
-           needs="an EAGLE-1 head",
-           reads_target=True, record=records.Eagle),
+           needs="heads", reads_target=True, record=records.Eagle, title="EAGLE-1/2/3",
+           icon=":material/flight_takeoff:", link="EAGLE-1/2/3: feature drafts", version="EAGLE-1", uses="eagle",
+           questions=TREE, opening="tree",
+           exercises=(Exercise("trees", "eagle-greedy", "eagle2-greedy"), *_ex("eagle-greedy", "tau"))),
     Method("eagle2", "eagle:Eagle2", "heads",
            "EAGLE-2: the EAGLE-1 head, a dynamic tree (expand the likeliest, rerank)",
-           _eagle_dynamic(0), needs="an EAGLE-1 head", reads_target=True, record=records.Eagle),
+           _eagle_dynamic(0), needs="heads", reads_target=True, record=records.Eagle, page="eagle", title="EAGLE-1/2/3",
+           version="EAGLE-2", uses="eagle", questions=TREE, opening="tree", exercises=_ex("eagle2-greedy", "alpha")),
     # The prompt-lookup branch is on by default for EAGLE-3: with and without it in one bench run, in
     # assets/bench/cpu-2core-eagle3-lookup.json (lookup=8 is not behind prompt lookup on any category).
     Method("eagle3", "eagle:Eagle3", "heads",
            "EAGLE-3: fused features, training-time test, a reduced vocabulary; EAGLE-2's tree, and a prompt-lookup "
            "branch beside it",
-           _eagle_dynamic(8), needs="an EAGLE-3 head", reads_target=True, record=records.Eagle),
+           _eagle_dynamic(8), needs="heads", reads_target=True, record=records.Eagle, page="eagle", title="EAGLE-1/2/3",
+           version="EAGLE-3", uses="eagle3", questions=TREE, opening="tree", exercises=_ex("eagle3-sampled", "keep")),
     Method("early_exit", "early_exit:EarlyExit", "self-speculative",
            "the target's first layers plus a trained adapter draft a chain",
            (Param("k", int, 4, "tokens a step drafts (the most a rule drafts)", 1, MAX_K,
@@ -152,15 +236,18 @@ METHODS: dict[str, Method] = {m.name: m for m in (
                   label="exit layer"),
             Param("adapter", str, "", WEIGHTS_HELP + "; none: the plain early exit", weights=True,
                   spare=("", "none")), *_rule(0.4)),
-           needs="the adapter", reads_target=True, record=records.EarlyExit),
+           needs="heads", reads_target=True, record=records.EarlyExit, title="Early exit",
+           icon=":material/exit_to_app:", link="Early exit: own layers draft", questions=CHAIN,
+           exercises=_ex("early_exit-greedy", "tau", "alpha", "formula", "versus")),
     Method("cllm", "cllm:Cllm", "guess and iterate",
            "Jacobi decoding on a copy of the target fine-tuned on its Jacobi trajectories",
            (Param("block", int, 16, "guesses per pass (16, as trained)", 1, 64, label="block size n"),
             Param("init", str, "repeat", "the first guesses", choices=("repeat", "pad", "random")),
             Param("adapter", str, "", "a folder of LoRA deltas (empty: the shipped ones)", weights=True,
                   spare=("",))),
-           lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="LoRA deltas",
-           record=records.Jacobi),
+           lossless="no: its text is the fine-tuned model's (lossless relative to that model)", needs="deltas",
+           record=records.Jacobi, page="jacobi", title="Jacobi decoding", questions=JACOBI, opening="block",
+           exercises=_ex("cllm-greedy", "tau")),
     Method("mirror", "mirror:Mirror", "draft model",
            "sps's chain, and a worker drafting the next chain for the likeliest outcomes "
            "while the target verifies",
@@ -170,7 +257,9 @@ METHODS: dict[str, Method] = {m.name: m for m in (
             Param("parallel", bool, True, "the worker drafts in parallel (false: the sequential baseline)"),
             Param("draft_device", str, "same", "the worker's draft: on the target's device, or a CPU copy",
                   choices=("same", "cpu"), label="worker's draft on")), needs="draft", reads_target=True,
-           record=records.Mirror),
+           record=records.Mirror, title="Parallel draft-and-verify", icon=":material/view_timeline:",
+           link="Draft while verifying", uses="draft", questions=(Ask("accepted"), Ask("bet")),
+           exercises=(*_ex("mirror-greedy", "tau", "bets"), Exercise("speed", "mirror-sequential", "mirror-greedy"))),
 )}
 
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import catalog
 from .bench_report import load as load_bench
 from .costs import roofline
 from .costs.machine import recorded as recorded_machine
@@ -22,7 +23,7 @@ MIRROR = "bench/cpu-1thread-mirror.json"
 COST = "traces/forward_cost.json"
 MACHINE = "traces/machine.json"
 TREE = "traces/medusa-trees/mc_sim_7b_63.json"
-SINGLE_MODEL = ("medusa", "eagle", "eagle2", "eagle3")  # drafting with the target's own features or heads
+SINGLE_MODEL = tuple(m.name for m in catalog.METHODS.values() if m.family == "heads")  # the target's features
 GPU = "H100 SXM"  # the roofline preset the article's GPU claims are read on
 
 
@@ -39,8 +40,9 @@ READERS = {"json": lambda path: json.loads(path.read_text()), "bench": load_benc
 
 
 @functools.lru_cache(maxsize=32)
-def _read(kind: str, path: Path, mtime_ns: int):
-    """A shipped file, read once while it stays the same (the checks read the bench file eight times); read only."""
+def _read(kind: str, path: Path, _mtime_ns: int):
+    """A shipped file, read once while it stays the same (the checks read the bench file eight times); read only.
+    _mtime_ns is only the cache's key: a file changed on disk is read again."""
     return READERS[kind](path)
 
 

@@ -1,13 +1,15 @@
-"""python -m paradec run | bench | tune | serve: the contract that benchmarks, checks and scripts use.
+"""python -m paradec run | bench | tune | serve | export-site: the contract that benchmarks, checks and scripts use.
 
 Bad input exits with status 2 and one line on stderr, never a traceback."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 
-from . import catalog, methods
+from . import catalog, methods, outputs
 from .cpu.kernels import KernelError
 from .data import SPECBENCH
 from .traces import files
@@ -60,6 +62,7 @@ def _sampling_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--preset", default=None, metavar="FILE",
                    help="a preset file (python -m paradec tune --preset-out): its settings, under --set's")
+    p.add_argument("--force", action="store_true", help="replace read-only output files too (as a shell's >|)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -90,7 +93,8 @@ def parser() -> argparse.ArgumentParser:
                    help=f"decode every prompt N times per method (at most {MAX_REPEATS})")
     b.add_argument("--out", help="write the results here as JSON, and as CSV beside it (same name, .csv)")
     b.add_argument("--peers", action="append", default=[], metavar="PEER",
-                   help="'hf': also time Hugging Face generate in the same run; KIND=URL[,model=NAME][,method=METHOD]"
+                   help="'hf': also time Hugging Face generate in the same run; 'llamacpp': llama.cpp on the same "
+                   "GGUF file (scripts/install_peers.sh); KIND=URL[,model=NAME][,method=METHOD]"
                    "[,baseline=URL] (KIND vllm or sglang): the same prompts on a production engine (repeatable)")
     b.add_argument("--no-memory", dest="memory", action="store_false",
                    help="skip the memory figures (one untimed, profiled run per method after the timed ones)")
@@ -100,9 +104,12 @@ def parser() -> argparse.ArgumentParser:
                    help="batch sizes, e.g. 1,2,4,8,16: every method also decodes the prompts in batches of each "
                         "size (by_batch in the results)")
     _sampling_args(b)
-    from .tuning.tune import add_parser as tune_parser
+    from .tuner.tune import add_parser as tune_parser
 
     tune_parser(sub, _sampling_args, integer)
+    from .site.export import add_parser as site_parser
+
+    site_parser(sub)
     s = sub.add_parser("serve", help="an HTTP service that runs decoders here and returns traces")
     s.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
     s.add_argument("--port", type=integer(), default=8765)
@@ -120,13 +127,23 @@ def parser() -> argparse.ArgumentParser:
                    help="the targets' weights on a CPU: q4 (the GGUF's own blocks; the embedded model's default), f32")
     s.add_argument("--ray", action="store_true", help="serve on Ray Serve: a local Ray started here "
                    "(needs requirements-ray.txt)")
-    s.add_argument("--ray-address", default=None, metavar="ADDR", help="join this Ray cluster instead ('auto': the "
-                   "one this machine belongs to)")
+    s.add_argument("--ray-address", default=None, metavar="ADDR", type=_ray_address,
+                   help="join this Ray cluster instead: HOST:PORT, ray://HOST:PORT or 'auto' (the one this machine "
+                   "belongs to)")
     s.add_argument("--replicas", type=integer(1000), default=1,
                    help="with --ray: replicas per model (one run at a time each)")
     s.add_argument("--max-replicas", type=integer(1000), default=0,
                    help="with --ray: scale on load between --replicas and this many (0: a fixed number)")
     return top
+
+
+def _ray_address(text: str) -> str:
+    from .production.address import AddressError, ray_address
+
+    try:
+        return ray_address(text)
+    except AddressError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _batch_sizes(text: str) -> tuple[int, ...]:
@@ -143,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     from huggingface_hub.utils import logging as hub_logging
     from transformers.utils import logging as hf_logging
 
+    files.keep_std_streams()  # before any file is opened: `>&-` must not hand stdout's number to a results file
     hf_logging.disable_progress_bar()  # the CLI owns this process: keep its output clean
     hf_logging.set_verbosity_error()  # deprecation notices from inside generate() are not the user's to fix
     hub_logging.set_verbosity_error()  # offline, a hub id logs two lines per download retry
@@ -152,8 +170,12 @@ def main(argv: list[str] | None = None) -> int:
             from .cli_run import run_command
 
             return run_command(args)
+        if args.command == "export-site":
+            from .site.export import export_command
+
+            return export_command(args)
         if args.command == "tune":
-            from .tuning.tune import tune_command
+            from .tuner.tune import tune_command
 
             return tune_command(args)
         if args.command == "serve" and (args.ray or args.ray_address):
@@ -166,13 +188,25 @@ def main(argv: list[str] | None = None) -> int:
             _check_address(args.host)  # before loading models, and not as uvicorn's log and exit 3
             return serve_command(args)
         return _bench(args)
-    except (methods.InputError, TraceError, PresetError, KernelError, _model_error()) as e:
+    except (methods.InputError, files.Refused, TraceError, PresetError, KernelError, _model_error()) as e:
         return _error(str(e))
-    except files.StdoutError as e:
+    except (files.StdoutError, BrokenPipeError) as e:
+        if e.errno == errno.EPIPE:  # the reader left (`| head`): nothing to say, the files are written
+            return _left()
         return _error(e.strerror)
     except KeyboardInterrupt:
         print("paradec: interrupted", file=sys.stderr)
         return 130
+
+
+def _left() -> int:
+    """Exit status 141 (128 + SIGPIPE), as a shell reports a writer whose reader left; stdout and stderr
+    pointed at /dev/null so that exit's own flush has nowhere to fail."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return 141
 
 
 def _error(message: str) -> int:
@@ -212,7 +246,6 @@ def _model_error():
 
 
 def _bench(args) -> int:
-    import os
     from pathlib import Path
 
     import torch
@@ -228,18 +261,24 @@ def _bench(args) -> int:
         raise methods.InputError(f"--threads must be between 0 (default) and this machine's {os.cpu_count()} cores")
     if args.threads:  # this process is the benchmark's own: no one else's runs share its thread pool
         torch.set_num_threads(args.threads)
-    if args.out:  # before minutes of decoding
-        methods.check_writable(args.out, "results")
-        methods.check_writable(Path(args.out).with_suffix(".csv"), "results")
+    workers = _workers(args)  # llama-cpp-python installed, the embedded model, greedy: before any work
+    read = [("--prompts", args.prompts), ("--preset", args.preset)]
+    writes = outputs.check([("results", args.out), ("results' CSV", Path(args.out).with_suffix(".csv"))] if args.out
+                           else [], read + outputs.inputs(args, names.values()), args.force)  # before any decoding
     rows = load_prompts(args.prompts, args.limit, args.categories, args.split, args.per_category)
     peers = engines(args.peers, names)  # reachable, the model served, speculation on: before any decoding
     spec = models.draft_for(args.draft, args.model, any(methods.needs_draft_model(m) for m, _ in names.values()))
     options = Options(args.max_new_tokens, args.temperature, args.top_p, args.top_k, args.seed, not args.no_chat,
                       args.repeats, shown(args.prompts), args.split, args.categories, args.per_category, args.limit,
                       args.preset and shown(args.preset), args.memory, args.batch)
+    outputs.announce("bench", writes)
     runner = Runner(args.device, args.dtype, weights=args.weights)
     runner.target(args.model)  # loaded before the first prompt: loading is not a method's time
-    report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec)
+    try:
+        report = bench(runner, names, rows, options, _hf_peers(args, spec), peers, args.model, spec, workers)
+    finally:
+        for worker in workers:
+            worker.close()
     if args.out:
         try:
             csv_path = bench_report.save(report, args.out)
@@ -248,6 +287,18 @@ def _bench(args) -> int:
         print(f"bench: wrote {args.out} and {csv_path}", file=sys.stderr)
     files.print_out(json.dumps(report, ensure_ascii=False) if args.json else bench_report.format_report(report))
     return 0
+
+
+def _workers(args) -> list:
+    """The peers that run in processes of their own (--peers llamacpp), their needs checked."""
+    if "llamacpp" not in args.peers:
+        return []
+    import torch
+
+    from .peers import llamacpp
+
+    llamacpp.check(args.model, args.temperature)
+    return [llamacpp.LlamaCpp(torch.get_num_threads())]  # the same threads as paradec's methods
 
 
 def _hf_peers(args, draft: str | None) -> list[str]:

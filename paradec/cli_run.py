@@ -7,7 +7,7 @@ import codecs
 import json
 import sys
 
-from . import methods
+from . import methods, outputs
 from .traces import files
 from .tuning import preset_file
 
@@ -34,8 +34,9 @@ def run_command(args) -> int:
     if count > MAX_BATCH:
         raise methods.InputError(f"at most {MAX_BATCH} prompts in one batch, got {count}")
     paths = _trace_paths(args.trace, count) if args.trace else []
-    for path in paths:
-        methods.check_writable(path, "trace")
+    read = [("--prompt-file", f) for f in args.prompt_file or []] + [("--preset", args.preset)]
+    writes = outputs.check([("trace", path) for path in paths], read + outputs.inputs(args, [(args.method, args.set)]),
+                           args.force)
     prompts = args.prompt if args.prompt is not None else [read_prompt_file(f) for f in args.prompt_file]
     preset = preset_file.load(args.preset) if args.preset else None
     given = preset_file.pairs(preset, args.method) + args.set  # --set wins over the preset
@@ -46,6 +47,7 @@ def run_command(args) -> int:
             request.check()
         except methods.InputError as e:
             raise methods.InputError(f"prompt {n}: {e}" if len(requests) > 1 else str(e)) from None
+    outputs.announce("run", writes)
     runner = Runner(args.device, args.dtype, weights=args.weights)
     prepared = runner.prepare(requests[0])
     if methods.lossy(args.method, prepared.params):  # once what it runs on is loaded: an error says only the error

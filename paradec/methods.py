@@ -7,7 +7,7 @@ import importlib
 import importlib.util
 
 from . import catalog
-from .drafters.base import Drafter
+from .core.drafter import Drafter
 from .traces import files
 
 
@@ -16,24 +16,18 @@ class InputError(ValueError):
 
 
 def one_line(message: str, most: int) -> str:
-    """An error's message on one line of at most `most` characters (one that quotes a huge value is cut)."""
-    message = " ".join(message.splitlines())
+    """An error's message on one line of at most `most` characters (one that quotes a huge value is cut), its
+    control characters shown escaped (a file's name or contents may hold a terminal's escape sequences)."""
+    message = files.printable(" ".join(message.splitlines()))
     return message if len(message) <= most else message[:most - 3] + "..."
-
-
-def check_writable(path, what: str) -> None:
-    """InputError unless the output can go to path (a regular file or a new name): asked before the work."""
-    try:
-        files.writable(path)
-    except OSError as e:
-        raise InputError(f"cannot write {what} {path}: {e.strerror or e}") from None
 
 
 def check_method(method: str) -> type[Drafter]:
     """The method's drafter class; InputError for an unknown method."""
     module, _, cls = describe(method).drafter.partition(":")
-    library = f"paradec.drafters.{module}"
-    return getattr(importlib.import_module(library if importlib.util.find_spec(library) else module), cls)
+    library = f"paradec.drafters.{module}"  # a short name is a drafter file's; a dotted one is absolute
+    dotted = "." in module or importlib.util.find_spec(library) is None
+    return getattr(importlib.import_module(module if dotted else library), cls)
 
 
 def describe(method: str) -> catalog.Method:

@@ -15,9 +15,9 @@ from functools import cached_property
 
 from . import methods, models
 from .core.steps import Step
-from .models import Loaded, gguf, lora
+from .lanes import Lane, Turn
+from .models import Loaded, gguf, loading, lora
 from .run import MAX_BATCH, check_pair, decode, decode_batch, resolve_params, validate
-from .serving.lanes import Lane, Turn
 from .traces.trace import Trace
 
 MAX_DRAFTS = 4  # draft models kept per target (the oldest goes first)
@@ -202,7 +202,7 @@ class Runner:
         m, key = self._model(spec), spec or self._first()
         with self._lock:
             if key not in self._f32:
-                self._f32[key] = gguf.float32_sibling(m.loaded)
+                self._f32[key] = loading.float32_sibling(m.loaded)
             return self._f32[key]
 
     def torch_products(self, spec: str | None = None) -> Loaded | None:

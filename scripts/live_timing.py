@@ -107,7 +107,7 @@ WATCH = """([method, n]) => {
     const label = document.querySelector('.pd-player .pd-step-label');
     return !!(steps && label && label.textContent.endsWith(`of ${steps[1]}`));
   };
-  const drawn = () => {  // the stage's tree and mask drawn by plotly for the step shown (ui/player_stage.js)
+  const drawn = () => {  // the stage's tree and mask drawn by plotly for the step shown (paradec/web/player_stage.js)
     const P = document.querySelector('.pd-player').parentElement.__pdPlayer;
     if (['tree', 'mask'].every(name => P.stills.has(P.want[name]))) window.__pd.seen = performance.now();
     else requestAnimationFrame(drawn);

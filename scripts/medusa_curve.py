@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from paradec.cache import cache_dir
 from paradec.drafters.medusa import SHIPPED
 from paradec.drafters.medusa_heads import load as load_heads
-from paradec.models import cache_dir
 from paradec.traces.files import write_atomic
 from paradec.train.__main__ import main as train
 

@@ -8,16 +8,15 @@ README.md's block lies between `<!-- bench:start -->` and `<!-- bench:end -->`: 
 assets/bench/cpu-2core.json (AR first, then paradec's methods, then Hugging Face's peers, each by
 speed-up), and one line naming the file, its prompts, tokens and machine. docs/kernel.md's lies between
 `<!-- forward-cost:start -->` and `<!-- forward-cost:end -->`: assets/traces/forward_cost.json's curves.
-Standard library only, so it runs before the install (and in the fast tests, without torch).
+docs/architecture.md's lies between `<!-- methods:start -->` and `<!-- methods:end -->`: where each method lives,
+from paradec.catalog. Standard library only (the catalogue is too), so it runs before the install (and in the fast
+tests, without torch).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +26,8 @@ START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 KERNEL_DOC = ROOT / "docs" / "kernel.md"
 FORWARD_COST = "assets/traces/forward_cost.json"
 COST_MARKERS = ("<!-- forward-cost:start -->", "<!-- forward-cost:end -->")
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+METHOD_MARKERS = ("<!-- methods:start -->", "<!-- methods:end -->")
 
 
 def _num(value, fmt: str) -> str:
@@ -97,6 +98,24 @@ def cost_block(cost: dict, source: str = FORWARD_COST) -> str:
     return "\n".join(lines + ["", line])
 
 
+def methods_block() -> str:
+    """Where each method lives: its drafter, its page, what it needs and records, from its description."""
+    sys.path.insert(0, str(ROOT))
+    from paradec import catalog
+
+    rows = ["| method | drafter | page | family | needs | GPU preset model | step record |",
+            "|---|---|---|---|---|---|---|"]
+    for m in catalog.METHODS.values():
+        module, _, cls = m.drafter.partition(":")
+        file = module.replace(".", "/") + ".py" if "." in module else f"paradec/drafters/{module}.py"
+        view = f"views/{m.page}.py"
+        page = f"`{view}` (/{m.page})" if (ROOT / view).is_file() else f"generic (/{m.page})"
+        record = f"`{m.record.__name__}`" if m.record else "-"
+        rows.append(f"| `{m.name}` | `{file}` `{cls}` | {page} | {m.family} | {m.needs or '-'} | {m.uses or '-'} "
+                    f"| {record} |")
+    return "\n".join([*rows, "", "Generated from `paradec/catalog.py` by `scripts/readme_numbers.py`."])
+
+
 def render(text: str, body: str, markers: tuple[str, str] = (START, END), name: str = "README.md") -> str:
     """text with the block between the markers replaced by body."""
     start, end = markers
@@ -128,18 +147,9 @@ def expected_kernel_doc(doc: Path = KERNEL_DOC, cost: Path | None = None) -> str
     return render(doc.read_text(encoding="utf-8"), cost_block(data, _source(cost)), COST_MARKERS, doc.name)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """A temporary file beside path, then renamed over it: a reader sees the old file or the new one."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def expected_architecture_doc(doc: Path = ARCHITECTURE_DOC) -> str:
+    """What docs/architecture.md should read, given the catalogue."""
+    return render(doc.read_text(encoding="utf-8"), methods_block(), METHOD_MARKERS, doc.name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         targets = [(args.readme, expected(args.readme, args.bench), args.bench),
-                   (args.kernel_doc, expected_kernel_doc(args.kernel_doc, args.forward_cost), args.forward_cost)]
+                   (args.kernel_doc, expected_kernel_doc(args.kernel_doc, args.forward_cost), args.forward_cost),
+                   (ARCHITECTURE_DOC, expected_architecture_doc(), ROOT / "paradec" / "catalog.py")]
     except (OSError, ValueError, KeyError, TypeError, IndexError, ZeroDivisionError) as e:
         print(f"readme_numbers: error: {e}", file=sys.stderr)
         return 2
@@ -162,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"readme_numbers: {path.name}'s table differs from {source.name}: "
                   "run python scripts/readme_numbers.py", file=sys.stderr)
         return 1 if stale else 0
+    sys.path.insert(0, str(ROOT))
+    from paradec.traces.files import write_atomic  # the project's one way to write a file: standard library only
+
     for path, new, _ in stale:
         write_atomic(path, new)
     return 0

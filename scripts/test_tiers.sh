@@ -10,9 +10,9 @@ set -uo pipefail
 py=${1:-.venv/bin/python}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-nice -n 19 "$py" -m pytest -q -n 2 --dist loadscope -m "not serial" tests >"$log" 2>&1 &
+nice -n 19 "$py" -m pytest -q --require-tools -n 2 --dist loadscope -m "not serial and not peers" tests >"$log" 2>&1 &
 rest=$!
-"$py" -m pytest -q -m serial tests
+"$py" -m pytest -q --require-tools -m "serial and not peers" tests
 clocked=$?
 wait "$rest"
 others=$?

@@ -15,6 +15,17 @@ LONGEST = ("test_sampling_e2e.py", "test_ui_browser.py", "test_batch.py", "test_
            "test_eagle.py", "test_embedded.py", "test_trace_fuzz.py", "test_app_imports.py")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--require-tools", action="store_true",
+                     help="a test whose tool (browser, compiler) is missing fails instead of skipping (make test, CI)")
+
+
+def pytest_configure(config):
+    import helpers
+
+    helpers.REQUIRE_TOOLS[0] = config.getoption("--require-tools")
+
+
 def pytest_collection_modifyitems(items):
     rank = {name: k for k, name in enumerate(LONGEST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST)))  # stable: the rest keep their order

@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from paradec.stage import narrate
 from paradec.traces.trace import TraceError
 from paradec.tuning import presets
-from ui import guide, narrate, sources
+from paradec.words import Words
+from ui import guide, sources
 
 from helpers import APP, drawn, go_to, player, tiny_model
 
@@ -36,7 +38,8 @@ def test_page_renders_from_recorded_traces(page):
 def test_method_page_has_the_replay_controls(page):
     at = open_page(page)
     ns = page[6:-3]
-    data, trace = player(at, ns), sources.load(sources.recorded(ns)["greedy"])
+    opened = at.selectbox(key=f"{ns}.recorded").value  # the run the page's rule opened on (paradec.learn.opening)
+    data, trace = player(at, ns), sources.load(sources.recorded(ns)[opened])
     assert len(data["frames"]) == len(trace.steps) and {"tree", "mask"} <= set(data["frames"][0]["figs"])
     assert data["step"] == narrate.lesson(trace) + 1  # opens on its teaching step, and says so
     note = f"Step {data['step']}** is the first step worth seeing"
@@ -112,7 +115,7 @@ def test_the_step_follows_the_url_and_the_player():
 def test_a_trace_that_replaces_another_shows_its_player_first_and_its_details_once_drawn():
     at = open_page("views/sps.py")
     assert not player(at, "sps")["wait"] and _details(at)  # the page's first trace: everything at once
-    at.radio(key="sps.recorded").set_value("sampled").run()
+    at.selectbox(key="sps.recorded").set_value("sampled").run()
     assert player(at, "sps")["wait"] and not _details(at)  # the player alone, the browser's charts after it
     assert "Share: export this trace" not in [e.label for e in at.expander]
     drawn(at)
@@ -206,18 +209,19 @@ def test_live_run_on_a_tiny_model(tiny_model_dir, monkeypatch):
     at.switch_page("views/pld.py").run()
     at.button(key="pld.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
-    assert any(tiny_model_dir in c.value for c in at.caption)  # the replay shows the live trace
+    assert any(Path(tiny_model_dir).name in c.value for c in at.caption)  # the replay shows the live trace
     assert player(at, "pld")["frames"]
     # AR's baseline was decoded in the same turn, before the page drew, and the page gives the speed-up
     assert any("x AR** on this prompt" in i.value and "identical tokens" in i.value for i in at.info)
 
 
 def test_home_links_every_page_and_every_page_says_what_comes_next():
-    pages = {f"views/{f.name}" for f in (Path(APP).parent / "views").glob("*.py")}
-    assert set(guide.ORDER) == pages  # the guided path reaches every page
+    files = {f"views/{f.name}" for f in (Path(APP).parent / "views").glob("*.py")}
+    files.remove(f"views/{guide.VOTE}.py")  # a class vote's students' page: opened from the presenter's link only
+    assert {guide.pages()[url].file for url in guide.order()} == files  # the guided path reaches every page
     at = open_page("views/home.py")
     links = {x.proto.page for x in at.get("page_link")}  # by url path
-    assert links >= {p[6:-3] for p in pages - {"views/home.py"}}
+    assert links >= set(guide.order()) - {""}
     # each page's "Next:" link is drawn by app.py after the page (AppTest drops it): the browser test sees it
 
 
@@ -239,3 +243,25 @@ def test_no_pages_folder_beside_the_app():
     # Streamlit serves the files of a pages/ folder beside the main script as pages of their own until
     # app.py has run once: on a fresh server a deep link (/eagle) ran the page without app.py's sidebar.
     assert not (Path(APP).parent / "pages").exists()
+
+
+def test_a_prompt_lookup_step_says_where_it_copied_from():
+    trace = sources.load(sources.recorded("pld")["greedy"])
+    i = next(i for i, s in enumerate(trace.steps) if s.nodes and s.record.match_at is not None)
+    told = narrate.step_story(trace, i, Words())
+    assert f"found earlier at token {trace.steps[i].record.match_at} of the context" in told
+
+
+def test_the_first_steps_story_says_its_pass_carries_the_prompt():
+    trace = sources.load(sources.recorded("sps")["greedy"])
+    assert f"also carried the prompt's {len(trace.prompt_ids)} tokens" in narrate.step_story(trace, 0, Words())
+    assert "prompt" not in narrate.step_story(trace, 1, Words())
+
+
+def test_sps_opens_on_a_step_that_shows_speculation_at_work():
+    """Several tokens drafted, at least one accepted and one rejected: the rule sps's description names."""
+    at = open_page("views/sps.py")
+    run = at.selectbox(key="sps.recorded").value
+    step = sources.load(sources.recorded("sps")[run]).steps[player(at, "sps")["step"] - 1]
+    assert len(step.nodes) >= 2 and step.accepted and any(n.status == "rejected" for n in step.nodes)
+    assert "run: sampled" in at.selectbox(key="sps.recorded").options  # the microscope's run, one choice away

@@ -92,12 +92,15 @@ def test_live_run_with_a_bad_prompt_shows_an_error_and_keeps_the_page(tiny_dir, 
     assert player(at, "pld")["frames"]  # the recorded trace is still replayed
 
 
-def test_medusa_tree_editor_refuses_deep_json():
+@pytest.mark.parametrize("typed, words", [("[" * 5000 + "]" * 5000, "JSON list"), ("[[true]]", "ranks >= 0"),
+                                          ("[[0], [-1]]", "ranks >= 0"), ("[[0], []]", "ranks >= 0")])
+def test_medusa_tree_editor_refuses_a_bad_path_with_the_parsers_message(typed, words):
+    """The editor reads paths with the run's own parser (paradec.core.tree): a bad one is refused, and said."""
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("views/medusa.py").run()
-    at.text_input(key="medusa.add").input("[" * 5000 + "]" * 5000).run()
+    at.text_input(key="medusa.add").input(typed).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("JSON list" in e.value for e in at.error)
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_classroom_link_with_deep_params_is_ignored():

@@ -14,13 +14,13 @@ import torch
 import paradec.core.engine as engine
 from paradec import catalog, methods
 from paradec.core import verify
+from paradec.core.drafter import Drafter
 from paradec.core.engine import Clock, decode, decode_many
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
 from paradec.cpu import kernels
 from paradec.cpu.fast import FastTarget
 from paradec.drafters import eagle_head, medusa_heads
-from paradec.drafters.base import Drafter
 
 from helpers import cannot_run, tiny_model
 

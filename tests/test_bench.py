@@ -50,13 +50,15 @@ def test_report_schema(results, tiny_dir):
     assert {"cpu", "cores", "torch_threads", "torch", "device", "dtype"} <= set(report["machine"])
     for group in [report["methods"], *report["categories"].values()]:
         for name, m in group.items():
-            assert set(bench_report.METRICS) | {"acceptance_by_position"} == set(m), name
+            assert set(bench_report.METRICS) | {"acceptance_by_position", "decode_tokens_per_s"} == set(m), name
     ar, sps = report["methods"]["ar"], report["methods"]["sps"]
     assert ar["speedup"] == 1.0 and ar["tau"] == 1.0 and ar["runs"] == 6
     assert report["categories"]["copy"]["ar"]["runs"] == 4 and report["categories"]["chat"]["ar"]["runs"] == 2
     for name in ("pld", "sps"):  # greedy in float32: exactly AR's tokens
         assert report["methods"][name]["identical_runs"] == 6
     assert report["methods"]["hf_generate"]["tau"] is None  # generate reports no forward count
+    assert report["methods"]["hf_generate"]["decode_tokens_per_s"] is None  # nor when its prompt's pass ended
+    assert ar["decode_tokens_per_s"] > 0 and sps["decode_tokens_per_s"] > 0
     torch_ar = report["methods"]["ar_torch"]  # AR on torch's products: the kernel's baseline, its own row
     assert torch_ar["tau"] == 1.0 and torch_ar["runs"] == 6 and torch_ar["identical_runs"] >= 0
     fastest = bench_report.fastest_ar(report)
@@ -69,7 +71,7 @@ def test_report_schema(results, tiny_dir):
     assert report["methods"]["hf_generate"]["acceptance_by_position"] == []
     assert ar["acceptance"] is None is report["methods"]["hf_generate"]["acceptance"]  # nothing drafted: no α
     assert 0 <= sps["drafted_accepted"] <= sps["acceptance"] <= 1  # tested drafts are among the drafted ones
-    mem = report["memory"]["methods"]  # paradec.costs.memory: one untimed run per paradec row
+    mem = report["memory"]["methods"]  # paradec.bench_memory: one untimed run per paradec row
     assert set(mem) == {"ar", "pld", "sps"} and mem["sps"]["weights_draft"] > 0 == mem["ar"]["weights_draft"]
     assert all(m["peak"] >= m["weights_target"] > 0 for m in mem.values())
 

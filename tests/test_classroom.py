@@ -39,16 +39,17 @@ def test_parameters_that_do_not_fit_the_page_fall_back_to_the_defaults():
     assert any("do not fit" in w.value for w in at.warning)
 
 
-def test_the_page_link_round_trips():
+def test_a_live_pages_link_round_trips_its_settings():
+    """In live mode the link carries what a run is decoded with: the prompt, the sampling, the parameters."""
     at = open_page("views/sps.py", prompt=PROMPT, seed="3", params=json.dumps({"k": 6, "draft_length": "heuristic"}),
-                   step="2", trace="sampled")
+                   step="2", trace="sampled", source="live")
     link = next(c.value for c in at.code if "params=" in c.value)
     query = dict(parse_qsl(urlsplit(link).query))
     assert json.loads(query["params"])["k"] == 6 and query["step"] == "2" and query["trace"] == "sampled"
     again = open_page("views/sps.py", **query)
     assert again.slider(key="sps.k").value == 6 and again.selectbox(key="sps.draft_length").value == "heuristic"
     assert again.session_state[sidebar.KEY].prompt == PROMPT and again.session_state[sidebar.KEY].seed == 3
-    assert player(again, "sps")["step"] == 2 and again.radio(key="sps.recorded").value == "sampled"
+    assert player(again, "sps")["step"] == 2 and again.selectbox(key="sps.recorded").value == "sampled"
 
 
 @pytest.mark.parametrize("key", ["upload", "dl_json", "run", "recorded"])  # a file uploader, buttons, a radio
@@ -69,3 +70,36 @@ def test_a_link_value_of_the_wrong_kind_is_left_out_with_a_note(query):
     assert type(k) is int and (k == 3 or '"k": 3' not in query.get("params", ""))
     if "params" in query:
         assert any("left out" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_a_link_to_a_recorded_run_reproduces_the_screen_and_carries_no_live_settings():
+    """The screen as it is: the run, the step, the version, the language and the modes; a recorded run replays its
+    own prompt and parameters, so the sidebar's (which only a live run uses) stay out of its link."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from ui import classroom
+    from ui.settings import Settings
+
+    shown = {"step": "7", "trace": "sampled", "version": "eagle2", "lang": "fr", "present": "1", "other": "x"}
+    recorded = Settings("embedded", "the sidebar's prompt", 0.7, 0.9, 48, 3, False, "")
+    url, whole = classroom.link("http://h/eagle", recorded, {"block": 4}, shown)
+    assert whole and parse_qs(urlsplit(url).query) == {k: [v] for k, v in shown.items() if k != "other"}
+    live = classroom.link("http://h/eagle", Settings("embedded", "a prompt", 0.7, 0.9, 48, 3, True, ""), {"k": 2},
+                          {"step": "2"})[0]
+    q = parse_qs(urlsplit(live).query)
+    assert q["prompt"] == ["a prompt"] and q["params"] == ['{"k": 2}']
+    assert q["source"] == ["live"] and q["step"] == ["2"]
+
+
+def test_a_shared_link_reopened_shows_the_same_run_and_step():
+    from test_app import open_page
+
+    from helpers import player
+
+    at = open_page("views/sps.py", trace="sampled", step="4")
+    first = (at.selectbox(key="sps.recorded").value, player(at, "sps")["step"])
+    link = next(c.value for c in at.code if "trace=" in c.value)
+    from urllib.parse import parse_qs, urlsplit
+
+    again = open_page("views/sps.py", **{k: v[0] for k, v in parse_qs(urlsplit(link).query).items()})
+    assert first == ("sampled", 4) == (again.selectbox(key="sps.recorded").value, player(again, "sps")["step"])

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from paradec import cli
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
-from paradec.drafters.base import Drafter
 from paradec.methods import InputError
 from paradec.models import ModelError, lora
 from paradec.run import run

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paradec.core import records, tree
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
-from paradec.drafters.base import Drafter
 from paradec.drafters.draft_length import MAX_K, SCHEDULES
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling

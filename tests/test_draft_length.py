@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import draft_length as dl
-from paradec.drafters.base import Drafter
 from paradec.drafters.sps import SpeculativeSampling
 from paradec.models import load_draft
 from paradec.train.__main__ import main as train_main
@@ -221,4 +221,4 @@ def test_the_sps_page_shows_the_comparison():
     assert not at.exception, [e.value for e in at.exception]
     assert any("draft" in s.value and "rules" in s.value for s in at.subheader)
     assert at.selectbox(key="sps.draft_length").options == ["fixed", "heuristic", "confidence", "learned"]
-    assert at.radio(key="sps.recorded").value == "greedy"
+    assert at.selectbox(key="sps.recorded").value == "fixed"  # a fixed k: several drafted, some rejected

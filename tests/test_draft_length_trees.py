@@ -6,11 +6,11 @@ models, one thread."""
 import pytest
 import torch
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import draft_length as dl
 from paradec.drafters import eagle_head, medusa_heads
-from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import TREES, Eagle, Eagle2, Eagle3
 from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.medusa import Medusa

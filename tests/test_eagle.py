@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from paradec.core import tree
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head
-from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle, Eagle2, Eagle3, _Nodes
 from paradec.drafters.eagle_head import fuse_layers
 

@@ -171,7 +171,7 @@ def test_each_version_replays_its_own_recorded_trace(version):
 @pytest.mark.slow  # a second page render (the sampled trace's frames); the greedy ones stay in the fast tier
 def test_sampled_trace_replays():
     at = open_eagle(trace="sampled", step="2")
-    assert at.radio(key="eagle3.recorded").value == "sampled" and not at.exception
+    assert at.selectbox(key="eagle3.recorded").value == "sampled" and not at.exception
 
 
 @pytest.mark.slow

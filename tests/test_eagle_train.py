@@ -5,10 +5,10 @@ a head of two decoder layers (`--layers 2`): its identity start, its unrolled lo
 import pytest
 import torch
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head
-from paradec.drafters.base import Drafter
 from paradec.drafters.eagle import Eagle2, Eagle3
 from paradec.train.__main__ import main as train_main
 from paradec.train.answers import generate_shards

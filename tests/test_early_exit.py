@@ -6,10 +6,10 @@ import json
 import pytest
 import torch
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
-from paradec.drafters.base import Drafter
-from paradec.drafters.early_exit import SHIPPED, EarlyExit
+from paradec.drafters.early_exit import EarlyExit
 from paradec.methods import InputError, make_drafter
 from paradec.models import Loaded
 from paradec.train.__main__ import main as train_main
@@ -103,7 +103,6 @@ def test_bad_parameters_are_one_line_errors(deep, trained):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (SHIPPED / "adapter.safetensors").exists(), reason="no shipped adapter")
 def test_shipped_adapter_on_the_embedded_model(embedded):
     from paradec.models import encode_prompt
 

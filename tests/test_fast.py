@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from paradec.core import verify
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
 from paradec.core.targets import HFTarget
 from paradec.cpu import kernels
 from paradec.cpu.fast import Cache, FastTarget
-from paradec.drafters.base import Drafter
 
 from helpers import cannot_run, tiny_model
 
@@ -51,7 +51,7 @@ def test_float16_panels_give_the_bits_of_float32_ones():
     in the same order, so its products are bit-equal to those over its float32 copy, at every row count."""
     k = kernels.kernel()
     if k is None or not k.half_weights():
-        pytest.skip("no float16 panels on this CPU")
+        cannot_run("no float16 panels on this CPU")
     w = torch.randn(70, 300).half().float()
     wide, narrow = k.pack(w), k.pack(w, True)
     assert narrow.dtype == torch.float16 and narrow.nbytes * 2 == wide.nbytes

@@ -24,7 +24,7 @@ def test_every_term_of_the_article_is_in_the_glossary():
 
 def test_every_glossary_link_opens_a_page():
     views = {t.view for terms in glossary.SECTIONS.values() for t in terms} - {""}
-    assert views <= set(guide.PAGES) and all((ROOT / guide.PAGES[v][0]).is_file() for v in views)
+    assert views <= set(guide.pages()) and all((ROOT / guide.pages()[v].file).is_file() for v in views)
 
 
 def test_the_search_finds_a_term_by_either_language():

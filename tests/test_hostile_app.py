@@ -5,6 +5,7 @@ not list (ui/offered.py); classroom links that are too long or nonsense are igno
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -18,7 +19,6 @@ from paradec.core import records
 from paradec.traces import trace_check
 from paradec.traces.trace import Trace, TraceError
 from ui import offered, remote, sources
-from ui.page import PAGE_NAMES
 
 from helpers import APP, go_to, player, slowed
 from hostile_traces import ODD, build
@@ -239,6 +239,120 @@ def test_the_worst_upload_the_limits_allow_is_drawn_whole():
 def test_a_cllm_trace_is_replayed_on_the_jacobi_page_and_every_method_has_a_page():
     assert sources.page_of("cllm") == "jacobi"
     for method in catalog.METHODS:
-        assert method in PAGE_NAMES and (Path(APP).parent / page_of(sources.page_of(method))[0]).exists()
+        assert (Path(APP).parent / page_of(sources.page_of(method))[0]).exists()
     at = opened("jacobi", sources.load(sources.recorded("cllm")["greedy"]))  # imported, kept for page_of("cllm")
     assert not errors(at) and not at.error and any(c.value.startswith("Trace: cllm") for c in at.caption)
+
+
+# ---------------------------------------------------------------- the operator's settings: checked at start
+
+BAD_SETTINGS = {  # variable -> (its value in a folder `d` holding a FIFO, a loop and garbage, the words refusing it)
+    offered.BACKEND: [("http://[::1", "PARADEC_BACKEND"), ("http://gpu-box:99999", "PARADEC_BACKEND"),
+                      ("gpu-box:8765", "PARADEC_BACKEND")],
+    offered.ENGINE: [("vllm=http://127.0.0.1:99999", "port"), ("vllm=http://[::1", "bracket"),
+                     ("vllm=http://h:abc", "port"), ("mystery=http://h:1", "KIND=URL")],
+    offered.PRESET: [("{d}/fifo", "not a regular file"), ("{d}", "not a regular file"), ("{d}/missing", "cannot read"),
+                     ("{d}/loop", "cannot read"), ("{d}/garbage", "not JSON")],
+    offered.MODELS: [("org/ok, bell\x07", "left out")], offered.DRAFTS: [("\x1b[2J", "left out")],
+    offered.WEIGHTS: [("x" * 400, "left out")],
+}
+
+
+@pytest.fixture
+def hostile_folder(tmp_path) -> Path:
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "garbage").write_bytes(b"\x00\xff{{{")
+    return tmp_path
+
+
+@pytest.mark.parametrize("variable, value, words", [(v, x, w) for v, cases in BAD_SETTINGS.items() for x, w in cases])
+def test_a_bad_operator_setting_is_one_line_and_the_rest_is_served(monkeypatch, hostile_folder, variable, value,
+                                                                    words):
+    monkeypatch.setenv(variable, value.format(d=hostile_folder))
+    found = offered.problems()
+    assert len(found) == 1 and variable in found[0] and words in found[0] and "\n" not in found[0], found
+    assert offered.preset_settings("eagle3") == {} and offered.models()[0] == "embedded"
+    assert value.format(d=hostile_folder) not in offered.models() + offered._listed(offered.DRAFTS)
+
+
+def test_the_app_serves_every_page_with_every_setting_bad(monkeypatch, hostile_folder):
+    """A preset that cannot load is a notice on live pages (runs use the methods' own settings), a malformed
+    backend an error box in the sidebar (runs stay in this process), a malformed engine one on its page."""
+    for variable, cases in BAD_SETTINGS.items():
+        monkeypatch.setenv(variable, cases[0][0].format(d=hostile_folder))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["sb.source"] = "live"
+    at.run()
+    for page in ("views/home.py", "views/pld.py", "views/production.py"):
+        at.switch_page(page).run()
+        assert not errors(at), errors(at)
+        assert any(offered.BACKEND in e.value for e in at.error)
+        assert any(offered.PRESET in w.value and "own settings" in w.value for w in at.warning)
+    assert any(offered.ENGINE in e.value for e in at.error)
+    assert at.session_state["_settings"].backend == ""
+
+
+@pytest.mark.slow
+def test_a_real_server_logs_each_bad_setting_once_and_serves_every_page(hostile_folder):
+    """`streamlit run app.py` with every setting bad: the first session logs one line per setting (not one per
+    page or visitor), and every page, opened live by a visitor of its own, is drawn without an exception, with
+    the preset's notice."""
+    import asyncio
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from ui import guide
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, **{v: cases[0][0].format(d=hostile_folder) for v, cases in BAD_SETTINGS.items()}}
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", APP, "--server.port", str(port),
+                               "--server.address", "127.0.0.1"], env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, start_new_session=True)
+
+    async def visit(page: str) -> tuple[list[str], list[str]]:
+        """A visitor's first view of a page, live (a classroom link's source=live): its exceptions and alerts."""
+        async with websockets.connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"],
+                                      max_size=None) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string, msg.rerun_script.page_name = "source=live", page
+            await ws.send(msg.SerializeToString())
+            raised, alerts = [], []
+            while True:
+                forward = ForwardMsg()
+                forward.ParseFromString(await asyncio.wait_for(ws.recv(), 120))
+                element = forward.delta.new_element
+                if forward.WhichOneof("type") == "delta" and element.WhichOneof("type") == "exception":
+                    raised.append(f"{page}: {element.exception.message}")
+                if forward.WhichOneof("type") == "delta" and element.WhichOneof("type") == "alert":
+                    alerts.append(element.alert.body)
+                if forward.WhichOneof("type") == "script_finished":
+                    return raised, alerts
+
+    try:
+        end = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < end and server.poll() is None, "the server did not start"
+                time.sleep(0.2)
+        for page in guide.pages():
+            raised, alerts = asyncio.run(visit(page))
+            assert raised == [], raised
+            assert any(offered.PRESET in a for a in alerts) and any(offered.BACKEND in a for a in alerts), alerts
+    finally:
+        os.killpg(server.pid, 15)
+        log = server.communicate(timeout=30)[0]
+    refused = [line for line in log.splitlines() if "operator setting refused" in line]
+    assert len(refused) == len(BAD_SETTINGS) and "Traceback" not in log, log
+    assert all(any(v in line for line in refused) for v in BAD_SETTINGS) and "\x1b" not in log

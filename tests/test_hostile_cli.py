@@ -25,6 +25,7 @@ from paradec import models
 from paradec.core.sampling import Sampler
 from paradec.drafters import medusa_heads
 from paradec.drafters.pld import PromptLookup
+from paradec.models import embedded
 from paradec.traces import files
 from paradec.traces.trace import Trace, TraceError
 
@@ -204,13 +205,13 @@ def test_a_truncated_cached_model_is_rebuilt_and_said_so(fake_gguf, caplog):
     path = models.embedded_path()
     weights = path / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # marked complete, cut short
-    with caplog.at_level(logging.WARNING, logger="paradec.models"):
+    with caplog.at_level(logging.WARNING, logger="paradec.models.embedded"):
         assert models.embedded_path() == path
-    assert len(calls) == 2 and models._whole(weights)
+    assert len(calls) == 2 and embedded._whole(weights)
     assert any("damaged" in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records)
     for junk in (b"", b"\xff" * 8, b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}"):
         weights.write_bytes(junk)
-        assert not models._whole(weights)
+        assert not embedded._whole(weights)
 
 
 def test_stale_conversion_folders_are_removed(fake_gguf):
@@ -219,7 +220,7 @@ def test_stale_conversion_folders_are_removed(fake_gguf):
     for d in (stale, fresh):
         d.mkdir()
         (d / "model.safetensors").write_bytes(b"\0" * 1000)
-    old = time.time() - models.STALE_S - 60
+    old = time.time() - embedded.STALE_S - 60
     os.utime(stale, (old, old))
     models.embedded_path()
     assert not stale.exists() and fresh.exists()  # another process may be converting into the fresh one

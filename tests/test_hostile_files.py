@@ -85,7 +85,6 @@ def test_results_whose_csv_would_replace_a_fifo_are_refused(capfd, tmp_path, pro
     assert stat.S_ISFIFO(os.stat(tmp_path / "r.csv").st_mode) and not (tmp_path / "r.json").exists()
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
 def test_json_onto_a_full_device_is_one_line(capfd, monkeypatch, tiny_dir):
     with open("/dev/full", "w") as full:  # stdout on the device, opened for writing: nothing replaces it
         monkeypatch.setattr(sys, "stdout", full)
@@ -199,6 +198,38 @@ def test_serve_on_a_bad_host_is_one_line(capfd, tmp_path, host):
     """--model names no model: a host accepted would fail on loading it (another message), not serve."""
     code, out, err = cli(capfd, "serve", "--host", host, "--port", 0, "--model", tmp_path / "no-model")
     assert_one_line_error(code, out, err, "cannot serve on")
+
+
+BAD_URLS = ["http://127.0.0.1:99999", "http://[::1", "http://h:abc", "http://h:-1", "http://h: 80", "http://:80",
+            "http://h:", "ftp://h:8000", "gpu-box:8000", "http://h\x1b]0;owned\x07"]
+
+
+@pytest.mark.parametrize("url", BAD_URLS)
+def test_a_malformed_engine_address_is_one_line_before_any_work(capfd, tmp_path, prompts, url):
+    """Parsed where it is given (bench --peers, serve --engine, a peer's baseline), not at its first use;
+    --model names no model: an address accepted would fail on loading it instead."""
+    for args, flag in [(["bench", "--methods", "pld", "--prompts", prompts, "--peers", f"vllm={url}"], "--peers"),
+                       (["bench", "--methods", "pld", "--prompts", prompts, "--peers",
+                         f"sglang=http://h:8000,baseline={url}"], "baseline"),
+                       (["serve", "--port", 0, "--engine", f"vllm={url}"], "--engine")]:
+        code, out, err = cli(capfd, *args, "--model", tmp_path / "no-model")
+        assert_one_line_error(code, out, err, flag, "is not an http(s) URL")
+        assert "\x1b" not in err
+
+
+@pytest.mark.parametrize("address", ["h:99999", "[::1", "h", "http://h:1", "ray://h", "local", "h:6379/x"])
+def test_a_malformed_ray_address_is_one_line(capfd, address):
+    assert_one_line_error(*cli(capfd, "serve", "--ray-address", address), "--ray-address", "is not auto")
+
+
+def test_a_prompt_files_escape_sequences_reach_the_terminal_escaped(capfd, tmp_path, tiny_dir):
+    """bench's progress line names each prompt's category (stderr); its table goes to stdout, shown escaped on a
+    terminal (paradec.traces.files.print_out)."""
+    (tmp_path / "p.jsonl").write_text(json.dumps({"prompt": "a b a b", "category": "\x1b]0;owned\x07\x1b[2J"}))
+    code, out, err = cli(capfd, "bench", "--methods", "pld", "--prompts", tmp_path / "p.jsonl", "--model", tiny_dir,
+                         "--no-memory", "--max-new-tokens", 2, "--no-chat")
+    assert code == 0, err
+    assert "\x1b" not in err and "\\x1b]0;owned\\x07" in err
 
 
 @pytest.mark.parametrize("command", ["bench", "tune"])

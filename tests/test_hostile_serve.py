@@ -18,8 +18,8 @@ from test_serve import get, post, start, tiny  # noqa: F401 (fixtures: a loopbac
 
 from paradec import catalog, methods
 from paradec.drafters import medusa_heads
+from paradec.lanes import Lane
 from paradec.serving import serve
-from paradec.serving.lanes import Lane
 
 from helpers import slowed
 

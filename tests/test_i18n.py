@@ -1,6 +1,6 @@
-"""The app in French (ui/i18n.py): every string the code marks has a French translation in the catalogue, with
-the same placeholders and markup, the catalogue holds nothing the code no longer says, and no teaching string
-is left unmarked (a prose string outside _() or N_() fails here, whoever adds it)."""
+"""The app and the static site in French (paradec/words.py): every string the code marks has a French translation
+in the catalogue, with the same placeholders and markup, the catalogue holds nothing the code no longer says, and no
+teaching string is left unmarked (a prose string outside _(), tr(), ngettext() or N_() fails here, whoever adds it)."""
 import ast
 import importlib.util
 import re
@@ -11,8 +11,12 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "locale" / "fr" / "LC_MESSAGES" / "paradec.po"
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
-KEYWORDS = {"_": None, "N_": None}
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
+           *sorted((ROOT / "paradec" / "learn").glob("*.py")),
+           *sorted((ROOT / "paradec" / "stage").glob("*.py")),
+           *sorted(p for p in (ROOT / "paradec" / "site").glob("*.py") if p.name != "export.py")]  # its CLI: English
+KEYWORDS = {"_": None, "N_": None, "tr": None}  # tr: a Words handed in (paradec.stage)
+PLURAL = "ngettext"  # ngettext(singular, plural, n): a plural entry of the catalogue
 BILINGUAL = {"T", "Term"}  # ui/glossary.py: T(english, french, meaning...)
 WORD = re.compile(r"^[(\"'«]*[A-Za-zÀ-ÿ]{3,}[.,;:!?)\"'»]*$")
 
@@ -24,9 +28,10 @@ def _marked() -> set[str]:
     return set(messages.marked())
 
 
-def _french() -> dict[str, str]:
+def _french() -> dict:
+    """msgid -> translation; a plural entry: (singular, plural) -> its forms, every one translated."""
     with PO.open("rb") as f:
-        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and all(m.string) and not m.fuzzy}
 
 
 def test_every_marked_string_has_a_french_translation_and_no_other():
@@ -43,11 +48,40 @@ def _fields(text: str) -> set[str]:
 
 def test_translations_keep_placeholders_and_markup():
     bad = {}
-    for en, fr in _french().items():
-        same = [(_fields(en), _fields(fr)), *((en.count(m), fr.count(m)) for m in ("**", "`", "\n\n", "$"))]
-        if any(a != b for a, b in same):
-            bad[en[:60]] = fr[:60]
+    for ids, forms in _french().items():
+        pairs = zip(ids, forms) if isinstance(ids, tuple) else [(ids, forms)]  # a plural: each form its English
+        for en, fr in pairs:
+            same = [(_fields(en), _fields(fr)), *((en.count(m), fr.count(m)) for m in ("**", "`", "\n\n", "$"))]
+            if any(a != b for a, b in same):
+                bad[en[:60]] = fr[:60]
     assert not bad, bad
+
+
+def test_a_count_takes_the_catalogues_plural_form():
+    """French says 1 token, 0 token and 2 tokens (the catalogue's rule: plural above one), English 0 tokens."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_plural_forms).run()
+    assert [m.value for m in at.markdown] == ["**1 token validé** pour une passe de la cible.",
+                                              "**0 token validé** pour une passe de la cible.",
+                                              "**2 tokens validés** pour une passe de la cible.",
+                                              "**0 tokens committed** for one target forward."]
+
+
+def _plural_forms():
+    import sys
+
+    import streamlit as st
+
+    sys.path.insert(0, ".")
+    from ui import i18n
+
+    one, many = "**{n} token committed** for one target forward.", "**{n} tokens committed** for one target forward."
+    st.session_state[i18n.KEY] = "fr"
+    for n in (1, 0, 2):
+        st.markdown(i18n.ngettext(one, many, n).format(n=n))
+    st.session_state[i18n.KEY] = "en"
+    st.markdown(i18n.ngettext(one, many, 0).format(n=0))
 
 
 def _prose(text: str) -> bool:
@@ -60,8 +94,9 @@ def _unmarked(path: Path) -> list[str]:
     tree = ast.parse(path.read_text())
     inside = set()  # nodes inside _() / N_() calls, and docstrings
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS:
-            inside.update(id(n) for a in node.args for n in ast.walk(a))
+        if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in (*KEYWORDS, PLURAL) or
+                                           isinstance(node.func, ast.Attribute) and node.func.attr == PLURAL):
+            inside.update(id(n) for a in node.args for n in ast.walk(a))  # tr.ngettext(...): a Words' plural
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in BILINGUAL:
             inside.update(id(a) for a in node.args[:2])  # a glossary term's English and French names, as written
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
@@ -89,13 +124,13 @@ def test_no_teaching_string_is_left_unmarked():
 
 
 def test_templates_are_not_f_strings():
-    """_(f"...") would look up a string already filled in, never in the catalogue: _() takes a literal or a
-    name that holds one marked N_() where it is defined; N_() takes a literal."""
+    """_(f"...") (or tr(f"...")) would look up a string already filled in, never in the catalogue: _() takes a literal
+    or a name that holds one marked N_() where it is defined; N_() takes a literal."""
     bad = []
     for path in SOURCES:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in KEYWORDS:
-                named = (ast.Name, ast.Attribute, ast.Subscript) if node.func.id == "_" else ()
+                named = (ast.Name, ast.Attribute, ast.Subscript) if node.func.id != "N_" else ()
                 if not (len(node.args) == 1 and isinstance(node.args[0], (ast.Constant, *named))):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not bad, bad

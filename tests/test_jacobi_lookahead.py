@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from paradec.catalog import METHODS
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
 from paradec.core.targets import HFCache as DynamicCache
 from paradec.core.tree import ancestors, mask_rows
 from paradec.core.verify import target_forward
-from paradec.drafters.base import Drafter
 from paradec.drafters.jacobi import Jacobi
 from paradec.drafters.lookahead import Lookahead
 

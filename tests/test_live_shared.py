@@ -41,14 +41,14 @@ def test_concurrent_live_runs_share_one_model_and_each_equals_the_run_alone(tiny
     keys = [key(spec, *r) for r in RUNS]
     with ThreadPoolExecutor(len(keys)) as pool:  # every student presses Run at once
         got = list(pool.map(live.run, keys))
-        copies = {id(m) for m in pool.map(lambda _: live._runner("cpu", "float32").target(spec), range(4))}
+        copies = {id(m) for m in pool.map(lambda _: live._live().runner("cpu", "float32").target(spec), range(4))}
     assert len(copies) == 1  # one copy of the model per process
     alone = models.load(spec, "cpu", "float32")
     for (method, params, draft, prompt, temperature), trace in zip(RUNS, got):
         d = models.load_draft(draft, alone) if draft else None
         expected = run.run(alone, method, prompt, params, 12, temperature, 1.0, 0, 7, d)
         assert untimed(trace.to_dict()) == untimed(expected.to_dict()), method
-    assert live._runner("cpu", "float32").lane(spec).status()["running"] is False
+    assert live._live().runner("cpu", "float32").lane(spec).status()["running"] is False
 
 
 BACKEND_RUN = """
@@ -121,16 +121,33 @@ def test_a_live_run_and_its_ar_baseline_follow_an_untimed_ar_warm_up(monkeypatch
     """The browser answers the click that starts a live run on the cores the run decodes on: a short AR decode
     takes that, so the method's timing does not pay for it while its AR baseline's does not."""
     import contextlib
-    import threading
 
-    from ui import live
+    from paradec.serving.live import WARM_UP_TOKENS, Live
 
-    decoded, store = [], ({}, threading.Lock())
-    monkeypatch.setattr(live, "_results", lambda: store)  # this test's own store
-    monkeypatch.setattr(live, "_turn", lambda k, progress=None: contextlib.nullcontext())
-    monkeypatch.setattr(live, "_decode", lambda k, progress=None: decoded.append((k.method, k.max_new_tokens)) or k)
+    decoded, runs = [], Live(remote=None)  # this test's own runs and results
+    monkeypatch.setattr(runs, "turn", lambda k, waiting=None: contextlib.nullcontext())
+    monkeypatch.setattr(runs, "decode", lambda k, progress=None: decoded.append((k.method, k.max_new_tokens)) or k)
     k = key("embedded", "eagle3", {"depth": 4}, None, "Name a colour.", 0.0)
-    assert live.run(k, beside=k._replace(method="ar", params="{}")) == k
-    assert decoded == [("ar", live.WARM_UP_TOKENS), ("eagle3", 12), ("ar", 12)]
-    live.run(k)  # cached now: nothing decodes, not even a warm-up
+    assert runs.run(k, beside=k._replace(method="ar", params="{}")) == k
+    assert decoded == [("ar", WARM_UP_TOKENS), ("eagle3", 12), ("ar", 12)]
+    runs.run(k)  # cached now: nothing decodes, not even a warm-up
     assert len(decoded) == 3
+
+
+def test_live_results_are_bounded_and_the_oldest_goes_first():
+    from paradec.serving.live import Live
+
+    runs = Live(remote=None, max_results=3)
+    for k in range(5):
+        runs.keep(k, f"trace {k}")
+    assert [runs.cached(k) for k in range(5)] == [None, None, "trace 2", "trace 3", "trace 4"]
+
+
+def test_a_key_with_a_backend_goes_through_the_transport_and_never_loads_a_model():
+    from paradec.serving.live import Live, request_body
+
+    sent = []
+    runs = Live(remote=lambda url, body, progress: sent.append((url, body)) or "the backend's trace")
+    k = key("embedded", "pld", {"k": 4}, None, "hi", 0.0)._replace(backend="http://gpu:8000", device="backend")
+    assert runs.run(k) == "the backend's trace" and runs.run(k) == "the backend's trace"  # the second: cached
+    assert sent == [("http://gpu:8000", request_body(k))] and "model" not in sent[0][1] and runs._runners == {}

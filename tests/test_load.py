@@ -100,14 +100,14 @@ def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bo
     keys = [live.Key(spec, "cpu", "float32", draft, method, json.dumps(params, sort_keys=True), prompt, NEW,
                      temperature, 1.0, seed) for method, params, draft, prompt, temperature, seed in SESSIONS]
     want = expected(models.load(spec, "cpu", "float32"))
-    store, _ = live._results()
+    from paradec.serving.live import WAITING
 
     def one_round():
-        store.clear()  # every round decodes again, as new students' prompts would
+        live._live()._results.clear()  # every round decodes again, as new students' prompts would
         got = list(pool.map(live.run, keys))
         assert [untimed(t.to_dict()) for t in got] == want
-        assert live._runner("cpu", "float32").lane(spec).status() == {"running": False, "waiting": 0,
-                                                               "capacity": live.WAITING}
+        assert live._live().runner("cpu", "float32").lane(spec).status() == {"running": False, "waiting": 0,
+                                                               "capacity": WAITING}
 
     with ThreadPoolExecutor(len(keys)) as pool:
         assert_bounded(one_round)

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from paradec.core import tree
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
 from paradec.core.verify import accept
 from paradec.drafters import medusa_heads
-from paradec.drafters.base import Drafter
-from paradec.drafters.medusa import SHIPPED, Medusa
+from paradec.drafters.medusa import Medusa
 
 from helpers import build, tiny_model
 
@@ -232,7 +232,6 @@ def test_lossy_label(target, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SHIPPED.exists(), reason="the heads for the embedded model are not trained yet")
 def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
     from paradec.run import run
 

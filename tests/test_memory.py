@@ -1,9 +1,9 @@
-"""Memory per method (paradec.costs.memory) on a tiny model: the weights split checked against parameter
+"""Memory per method (paradec.bench_memory) on a tiny model: the weights split checked against parameter
 counts, the KV cache against the model's shape and the trace's widest pass, the run's own allocations."""
 import pytest
 import torch
 
-from paradec.costs import memory
+from paradec import bench_memory as memory
 from paradec.models import truncated
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_decoders import FEW, V, ar, check_steps, generate, models  # noqa: F401 (fixture)
 
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
-from paradec.drafters.base import Drafter
 from paradec.drafters.mirror import Mirror
 from paradec.methods import InputError, make_drafter, parse_params
 

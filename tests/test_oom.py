@@ -86,7 +86,7 @@ def test_out_of_memory_is_one_line_after_the_memory_is_freed(failing, fake_cuda,
 
 def test_the_command_line_exits_2_with_the_line(failing, fake_cuda, monkeypatch, capsys):
     wrapper, loaded = failing
-    monkeypatch.setattr(models, "load", lambda spec, device, dtype, fast=True: loaded)
+    monkeypatch.setattr(models, "load", lambda spec, device, dtype, fast=True, weights="f32": loaded)
     wrapper.arm()
     code = cli.main(["run", "--method", "pld", "--prompt", REQUEST["prompt"], "--max-new-tokens", "10"])
     assert (code, capsys.readouterr().err) == (2, f"paradec: error: {OUT_OF_MEMORY}\n")
@@ -115,7 +115,7 @@ def test_a_model_too_big_for_the_device_is_one_line(tiny_dir, monkeypatch):
 
     freed = []
     monkeypatch.setattr(torch.nn.Module, "to", full)  # a test stands in for a full GPU
-    monkeypatch.setattr(models, "free_memory", lambda: freed.append(True))
+    monkeypatch.setattr(models.devices, "free_memory", lambda: freed.append(True))
     with pytest.raises(models.ModelError, match="out of memory on cpu") as e:
         models.load(str(tiny_dir), "cpu")
     assert "\n" not in str(e.value) and freed == [True]

@@ -85,3 +85,33 @@ def test_a_player_figure_built_as_plain_json_is_what_plotly_would_send(name):
         for spec in specs:
             as_plain = json.dumps(fig_json(spec), sort_keys=True)
             assert as_plain == json.dumps(fig_json(go.Figure(spec)), sort_keys=True)
+
+
+def _luminance(colour: str) -> float:
+    r, g, b = (int(colour.lstrip("#")[k:k + 2], 16) / 255 for k in (0, 2, 4))
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG's contrast ratio of two colours (#rrggbb)."""
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_every_colour_the_token_stream_writes_text_in_reads_at_4_5_to_1():
+    """The stream and its legend write each fate's tokens in its colour, on white and on this step's highlight."""
+    import re
+
+    from test_plots import make_trace
+
+    from paradec.plots.style import COLORS, ORIGIN_LABELS
+    from paradec.plots.tokens import stream_html
+
+    assert contrast("#777777", "#ffffff") < 4.5 < contrast("#555555", "#ffffff")  # the check itself
+    page = stream_html(make_trace(), 1)
+    written = set(re.findall(r"color:(#[0-9a-fA-F]{6})", page))  # the tokens' and the legend's
+    highlight = re.search(r"background:(#[0-9a-fA-F]{6})", page).group(1)
+    assert written == {COLORS[o] for o in ORIGIN_LABELS}
+    for colour in written:
+        assert min(contrast(colour, "#ffffff"), contrast(colour, highlight)) >= 4.5, colour

@@ -1,4 +1,5 @@
 """The pure figure builders (paradec.plots) on a hand-made trace: no torch, no streamlit."""
+import re
 from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
@@ -13,7 +14,7 @@ from paradec.plots import arena, jacobi, kpis, lookahead, microscope
 from paradec.plots.mask import ALLOWED, BLOCKED, CONTEXT, mask_figure, mask_matrix
 from paradec.plots.style import COLORS
 from paradec.plots.tokens import label, stream_html
-from paradec.plots.tree import FINAL, ROOT, graph, positions, tree_figure
+from paradec.plots.tree import FINAL, GLYPHS, KIND_NAMES, ROOT, SYMBOLS, graph, legend, positions, short, tree_figure
 from paradec.traces.trace import Trace
 
 P_TOP = [[5, 0.5], [6, 0.3], [7, 0.1], [8, 0.05]]
@@ -79,9 +80,14 @@ def colour_at(trace, z):
     return on_stop[0] if on_stop else next(c for (a, c), (b, d) in pairwise(scale) if a < v < b and c == d)
 
 
+def tree_marks(fig):
+    """The tree's trace of nodes (the edges are lines; the legend's entries mark nothing)."""
+    return next(d for d in fig.data if d.mode == "markers+text")
+
+
 def tree_vertices(fig) -> list:
     """The vertex of each marker: the node index, or ROOT / FINAL told apart by their symbols."""
-    marks = fig.data[-1]
+    marks = tree_marks(fig)
     return [{"square": ROOT, "diamond": FINAL}.get(s, v) for s, v in zip(marks.marker.symbol, marks.customdata)]
 
 
@@ -91,20 +97,25 @@ def test_tree_figure_shows_every_token_the_accepted_path_and_the_selected_node(i
     pending, final, origin, hot, cold = TREE[i]
     selected = len(PARENTS[i]) - 1 if PARENTS[i] else None  # the last node: a figure marking node 0 fails
     fig = tree_figure(t, i, selected)
-    marks, verts = fig.data[-1], tree_vertices(fig)
+    marks, verts = tree_marks(fig), tree_vertices(fig)
     want = {ROOT: (pending, COLORS["pending"]), FINAL: (final, COLORS[origin])}
     want |= {j: (n.token, COLORS[n.status]) for j, n in enumerate(t.steps[i].nodes)}
     assert len(verts) == len(want)
     assert dict(zip(verts, zip(marks.text, marks.marker.color))) == {
-        v: (label(t.text_of(tok)), colour) for v, (tok, colour) in want.items()}
+        v: (short(label(t.text_of(tok))), colour) for v, (tok, colour) in want.items()}
     big = [v for v, size in zip(verts, marks.marker.size) if size > min(marks.marker.size)]
     outlined = [v for v, c in zip(verts, marks.marker.line.color) if c == "black"]
     assert big == outlined == ([] if selected is None else [selected])
     at = {(x, y): v for v, x, y in zip(verts, marks.x, marks.y)}
     edges = {(at[e.x[k], e.y[k]], at[e.x[k + 1], e.y[k + 1]]): e.line.color  # segments, None between them
-             for e in fig.data[:-1] for k in range(0, len(e.x), 3)}
+             for e in fig.data if e.mode == "lines" for k in range(0, len(e.x), 3)}
     assert set(edges) == hot | cold
     assert {e for e, colour in edges.items() if colour == COLORS["accepted"]} == hot
+    # not colour alone: each kind of node has its own symbol, and the legend names every kind drawn
+    kinds = {SYMBOLS[k]: k for k in {"pending", origin, *(n.status for n in t.steps[i].nodes)}}
+    assert set(marks.marker.symbol) <= set(kinds)  # the legend (the panel's caption) names each symbol
+    assert all(f"{GLYPHS[SYMBOLS[k]]} {KIND_NAMES[k]}" in legend() for k in ("pending", "accepted", "rejected",
+                                                                          "unreached", "target"))
 
 
 @pytest.mark.parametrize("i", [0, 1, 2])
@@ -162,10 +173,14 @@ def test_stream_colours_each_origin_and_escapes_html():
     t.token_text["5"] = "<b>"
     html = stream_html(t, 2)
     assert "&lt;b&gt;" in html and "<b>" not in html  # a token's text never becomes markup
+    struck = re.compile(r'class="pd-tok"[^>]*line-through')  # a token struck through (the legend shows the line too)
     now = stream_html(t, 1)
-    assert now.count("line-through") == 1 and "min(1,p/q)=0.500" in now  # this step's rejected draft
-    assert "line-through" not in html  # past steps' rejected drafts stay out: the stream stays readable
-    assert stream_html(t, 1, show_rejected=False).count("line-through") == 0
+    assert len(struck.findall(now)) == 1 and "min(1,p/q)=0.500" in now  # this step's rejected draft
+    assert not struck.findall(html)  # past steps' rejected drafts stay out: the stream stays readable
+    assert not struck.findall(stream_html(t, 1, show_rejected=False))
+    assert 'tabindex="0"' in now and "data-tip=" in now  # each token's details on focus (a tab, a tap) too
+    legend = stream_html(t, 1, words={"accepted": "brouillon accepté"})
+    assert "brouillon accepté" in legend and "accepted draft" not in legend  # the app's words, in its language
 
 
 def test_label_makes_whitespace_visible():
@@ -386,9 +401,12 @@ def test_combined_mask_has_the_window_rows_and_labels_both_branches():
     assert len(rows) == 6 and rows[3].startswith("L0c1") and rows[5].startswith("L1c1")
     assert z[3][2] == z[3][3] == BLOCKED and z[1][4] == BLOCKED  # window and candidates never see each other
     fig = mask_figure(t, 1, 0)
-    assert [a.text.split("<br>")[0] for a in fig.layout.annotations] == ["◀ verification branch:", "lookahead branch ▶"]
+    branches = [a.text.split("<br>")[0] for a in fig.layout.annotations]
+    assert branches == ["◀ verification branch:", "lookahead branch ▶"]
+    assert fig.data[0].text is None  # no ✓ in a combined mask's cells: its branches are outlined and named
     assert "one Jacobi trajectory" in fig.data[0].hovertext[5][0]
-    assert not mask_figure(make_trace(), 2).layout.annotations  # no window: the plain draft mask
+    plain = mask_figure(make_trace(), 2)  # no window: the plain draft mask, a ✓ in each cell a row may look at
+    assert not plain.layout.annotations and {c for row in plain.data[0].text for c in row} == {"✓", ""}
 
 
 def test_jacobi_commits_the_first_position_of_every_pass_and_later_ones_less_often():

@@ -11,8 +11,8 @@ import pytest
 
 from paradec import bench_report
 from paradec.cli import main
-from paradec.serving.production import config, steps, vllm, workload
-from paradec.serving.production.config import EngineError
+from paradec.production import config, steps, vllm, workload
+from paradec.production.config import EngineError
 from paradec.traces.trace import Trace
 from tools.standin_engine import Running, StandIn
 
@@ -204,7 +204,8 @@ def test_bench_adds_the_engines_rows_in_the_peers_schema(tmp_path, tiny_dir, pro
     printed, err = capfd.readouterr()
     assert code == 0, err
     report = bench_report.load(out)
-    assert list(report["methods"]) == ["ar", "jacobi", "pld", "vllm", "vllm_baseline"]  # ngram's match joins
+    # ngram's match joins the methods; ar_torch: AR on torch's products
+    assert list(report["methods"]) == ["ar", "jacobi", "pld", "ar_torch", "vllm", "vllm_baseline"]
     for group in [report["methods"], *report["categories"].values()]:
         assert set(group["vllm"]) == set(bench_report.METRICS) | {"acceptance_by_position"}
     assert report["methods"]["vllm"]["tau"] == 2.5  # a fresh stand-in: [3, 0, 1, 2] each prompt, 1 + 12 / 8
@@ -224,7 +225,7 @@ def test_bench_refuses_an_unreachable_engine_before_loading_anything(tmp_path, p
 # ---------------------------------------------------------------- serve --engine (the service's start-up option)
 
 def post(url: str, body: dict) -> tuple[int, dict]:
-    from paradec.serving.production.client import call, json_of
+    from paradec.production.client import call, json_of
 
     status, raw = call(url, body)
     return status, json_of(raw, url)
@@ -247,7 +248,7 @@ def test_the_service_asks_only_the_engines_named_at_start_up(tiny_loaded):
             time.sleep(0.02)
         base = f"http://127.0.0.1:{server.config.port}"
         try:
-            from paradec.serving.production.client import call, json_of
+            from paradec.production.client import call, json_of
 
             listed = json_of(call(base + "/engines")[1], base)
             assert [e["name"] for e in listed] == ["vllm", "sglang"] and engine.url not in json.dumps(listed)

@@ -9,9 +9,9 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from paradec.production import config, sglang, vllm, workload
+from paradec.production.config import EngineError
 from paradec.serving import serve
-from paradec.serving.production import config, sglang, vllm, workload
-from paradec.serving.production.config import EngineError
 from tools.standin_engine import Running, StandIn
 
 SETTINGS = {"max_new_tokens": 8, "temperature": 0.0, "top_p": 1.0, "top_k": 0, "seed": 0}

@@ -11,11 +11,11 @@ from gguf import GGMLQuantizationType as Q
 from gguf.quants import dequantize, quantize
 
 from paradec.core import engine
+from paradec.core.drafter import Drafter
 from paradec.core.sampling import Sampler
 from paradec.cpu import kernels
 from paradec.cpu.fast import FastTarget
 from paradec.cpu.quant import QLinear, QuantModel
-from paradec.drafters.base import Drafter
 from paradec.drafters.pld import PromptLookup
 from paradec.models import ModelError, load
 
@@ -149,7 +149,7 @@ def test_a_lossless_method_gives_ars_tokens(tiny):
 
 def test_no_float32_copy_of_a_weight_matrix_is_held(tiny):
     """Every matrix is the file's blocks, packed (uint8); what is float32 is the norms and the rotary's table."""
-    from paradec.costs.memory import storages
+    from paradec.bench_memory import storages
 
     quant = tiny[1]
     held = [t for layer in quant.target.layers for t in (layer.qkv, layer.o, layer.gate_up, layer.down)]

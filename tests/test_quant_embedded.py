@@ -6,7 +6,7 @@ Slow: the 4-bit load takes seconds (the session fixture, once); the runs a few s
 import pytest
 import torch
 
-from paradec.costs import memory
+from paradec import bench_memory as memory
 from paradec.models import load_draft
 from paradec.run import run
 

@@ -10,18 +10,17 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml  # Ray's dependency
+from ray.serve.exceptions import BackPressureError
+from ray.serve.schema import ServeDeploySchema
 
 from paradec import cli, methods, run
-from paradec.serving import serve
-from paradec.serving.lanes import QueueFull
+from paradec.lanes import QueueFull
+from paradec.serving import (
+    ray_serve,  # noqa: E402
+    serve,
+)
 from paradec.serving.requests import RunRequest
-
-ray = pytest.importorskip("ray")
-import yaml  # noqa: E402 (Ray's dependency)
-from ray.serve.exceptions import BackPressureError  # noqa: E402
-from ray.serve.schema import ServeDeploySchema  # noqa: E402
-
-from paradec.serving import ray_serve  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

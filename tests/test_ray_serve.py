@@ -10,6 +10,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import ray
+from ray import serve
 from test_app import live_app
 from test_hostile_serve import (  # noqa: F401 (the single-process service's tests, run here on Ray's url)
     _send_and_drop,
@@ -33,12 +35,9 @@ from test_serve import (  # noqa: F401
     untimed,
 )
 
-from helpers import player
-
-ray = pytest.importorskip("ray")
-from ray import serve  # noqa: E402
-
 from paradec.serving import ray_serve  # noqa: E402
+
+from helpers import player
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # replicas are killed and restarted on a clock
 QUEUE = 8  # runs that may wait in Ray's line behind the 2 running ones

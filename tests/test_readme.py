@@ -88,6 +88,8 @@ def test_the_generated_tables_are_what_the_files_give():
     kernel = ROOT / "docs" / "kernel.md"
     assert kernel.read_text(encoding="utf-8") == numbers.expected_kernel_doc(), \
         "docs/kernel.md's forward-cost table is stale: run python scripts/readme_numbers.py"
+    assert (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8") == numbers.expected_architecture_doc(), \
+        "docs/architecture.md's table of where each method lives is not the catalogue's: run scripts/readme_numbers.py"
 
 
 def test_the_bench_block_reads_every_method_of_the_file():

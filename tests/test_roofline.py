@@ -1,7 +1,6 @@
 """The roofline and the speculative cost model against numbers worked out by hand, and the
 machine probe (kept short) with its cache."""
 import json
-from types import SimpleNamespace
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -67,13 +66,8 @@ def test_presets_have_a_source_and_a_chip_without_bfloat16_says_so():
         HARDWARE["T4"].peak("bfloat16")
 
 
-def test_shape_from_a_config_dict_or_object():
-    cfg = dict(num_hidden_layers=30, hidden_size=576, num_attention_heads=9, num_key_value_heads=3,
-               intermediate_size=1536, vocab_size=49152, tie_word_embeddings=True, head_dim=64)
-    assert roofline.ModelShape.from_config(cfg, "SmolLM2-135M-Instruct", 2) == SMOL
-    no_gqa = SimpleNamespace(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
-                             vocab_size=100)
-    m = roofline.ModelShape.from_config(no_gqa, "x", 4)
+def test_a_shape_without_grouped_queries_or_a_head_size_takes_them_from_its_heads():
+    m = roofline.ModelShape("x", 2, 64, 4, 4, 128, 100, False)
     assert m.kv_heads == 4 and m.head_dim == 16 and not m.tied
 
 
@@ -81,8 +75,11 @@ def test_shape_from_a_config_dict_or_object():
 def test_the_smollm2_preset_is_the_embedded_model():
     from paradec.models import embedded_path
 
-    cfg = json.loads((embedded_path() / "config.json").read_text())
-    assert roofline.ModelShape.from_config(cfg, SMOL.name, SMOL.dtype_bytes) == SMOL
+    c = json.loads((embedded_path() / "config.json").read_text())
+    got = (c["num_hidden_layers"], c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"],
+           c["intermediate_size"], c["vocab_size"], c["tie_word_embeddings"], c["head_dim"])
+    assert got == (SMOL.layers, SMOL.hidden, SMOL.heads, SMOL.kv_heads, SMOL.intermediate, SMOL.vocab, SMOL.tied,
+                   SMOL.head_dim)
 
 
 def test_a_recorded_steps_verify_pass():
@@ -256,3 +253,13 @@ def test_page_tree_attention_section():
     pct = {k: [int(v.rstrip("%")) for v in shares[k]] for k in shares.columns[1:]}
     # a query per block: the 64 rows each reload the context, far more than DeFT's single load
     assert all(n > d for n, d in zip(pct["naive mask"], pct["DeFT"])) and pct["DeFT"] == sorted(pct["DeFT"])
+
+
+def test_a_pass_reaches_the_ridge_sooner_on_a_chip_with_a_lower_ridge():
+    """Where the page says extra tokens stop being free: the fewest tokens whose intensity reaches the ridge."""
+    n = roofline.crossing(H100, SMOL, "bfloat16", context=512)
+    shape = SMOL.with_dtype("bfloat16")
+    assert roofline.forward_cost(shape, n, 512, 1).intensity >= H100.ridge("bfloat16")
+    assert roofline.forward_cost(shape, n - 1, 512, 1).intensity < H100.ridge("bfloat16")
+    slow = roofline.Hardware("slow memory", {"bfloat16": H100.peak("bfloat16") / 20}, H100.bandwidth, "test")
+    assert roofline.crossing(slow, SMOL, "bfloat16", context=512) < n

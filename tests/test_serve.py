@@ -17,8 +17,8 @@ import pytest
 import uvicorn
 
 from paradec import cli, models, run
+from paradec.lanes import Lane, QueueFull
 from paradec.serving import serve
-from paradec.serving.lanes import Lane, QueueFull
 from paradec.traces.trace import Trace
 
 TIMINGS = ("wall_s", "draft_ms", "verify_ms", "start_ms")

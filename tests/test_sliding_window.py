@@ -8,10 +8,10 @@ from transformers import MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2Fo
 
 from paradec import catalog, methods
 from paradec.core import targets, verify
+from paradec.core.drafter import Drafter
 from paradec.core.engine import decode
 from paradec.core.sampling import Sampler
 from paradec.drafters import eagle_head, medusa_heads
-from paradec.drafters.base import Drafter
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -90,9 +90,7 @@ def test_the_tree_mask_slides_by_position():
     """A two-sibling tree after 6 cached tokens, window 4: each node (position 7) sees positions 4..7
     of its own branch: the cached 4 and 5, the pending token (6) and itself, never its sibling."""
     pos = torch.tensor([6, 7, 7])
-    mask = verify.tree_attention_mask([-1, -1], cached=6, uncached=1, dtype=torch.float32, positions=pos,
-                                      sliding_window=WINDOW)[0, 0]
-    seen = (mask == 0).int().tolist()
+    seen = targets.slide(verify.allowed_mask([-1, -1], cached=6, uncached=1), pos, WINDOW).int().tolist()
     assert seen == [[0, 0, 0, 1, 1, 1, 1, 0, 0],
                     [0, 0, 0, 0, 1, 1, 1, 1, 0],
                     [0, 0, 0, 0, 1, 1, 1, 0, 1]]

@@ -1,12 +1,15 @@
 """The Hugging Face Space: README front matter, the Dockerfile, and the one install script that both the Space's
-image and make use (the Docker build cannot run here; the venv make built with the script is checked)."""
+image and make use. Building and starting the image is make space-check's (tests/test_space_check.py), too long for
+make test; here, what the Dockerfile says, the kernel's check it runs, and the venv make built with the script."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,8 @@ from helpers import cannot_run
 
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "scripts/install.sh"
+KERNELS = "paradec.cpu.kernels"
+REQUIRE = "PARADEC_KERNEL=require"
 SPACE_COLORS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray"}
 
 
@@ -27,15 +32,29 @@ def front_matter() -> tuple[dict, list[str]]:
     return {k.strip(): v.strip().strip('"') for k, v in pairs.items()}, lines[end + 1:]
 
 
-def dockerfile() -> dict[str, list[str]]:
-    """Each instruction's arguments, by instruction (continuation lines joined)."""
+def instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions in order: (INSTRUCTION, its arguments), continuation lines joined."""
     text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(word.upper(), rest.strip()) for word, _, rest in (line.partition(" ") for line in lines)]
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """Each instruction's arguments, by instruction."""
     out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            word, _, rest = line.strip().partition(" ")
-            out.setdefault(word.upper(), []).append(rest.strip())
+    for word, rest in instructions():
+        out.setdefault(word, []).append(rest)
     return out
+
+
+def start() -> tuple[list[str], list[str]]:
+    """The CMD's two commands, each as words: the kernel's check, then the app (`exec` dropped)."""
+    cmd = json.loads(dockerfile()["CMD"][0])
+    assert cmd[:2] == ["/bin/sh", "-c"] and len(cmd) == 3, "CMD: one shell line, the check && the app"
+    check, app = cmd[2].split(" && ")
+    app = shlex.split(app)
+    assert app[0] == "exec", "the app replaces the shell: it gets the platform's signals"
+    return shlex.split(check), app[1:]
 
 
 def test_readme_front_matter_describes_a_docker_space_on_8501():
@@ -58,9 +77,49 @@ def test_dockerfile_installs_with_the_script_and_serves_8501_as_a_user():
     installs = [shlex.split(r) for r in d["RUN"] if INSTALL in r]
     assert len(installs) == 1, "one install step, the script"
     venv = installs[0][installs[0].index(INSTALL) + 1]
-    cmd = json.loads(d["CMD"][0])
+    _, cmd = start()
     assert cmd[0] == f"{venv}/bin/streamlit" and cmd[1:3] == ["run", "app.py"]
     assert "--server.address=0.0.0.0" in cmd and f"--server.port={meta['app_port']}" in cmd
+
+
+def test_the_image_requires_its_kernel_where_it_builds_it_and_where_the_app_starts():
+    """PARADEC_KERNEL=require from before the kernel's build to the CMD, and never another value: a kernel that
+    does not compile or load fails the build, and the container stops before the app serves torch's slower path
+    without a word. The CMD checks (or rebuilds, on another CPU) the kernel before it starts the app."""
+    steps = instructions()
+    builds = [k for k, (word, rest) in enumerate(steps) if word == "RUN" and f"-m {KERNELS}" in rest]
+    required = [k for k, (word, rest) in enumerate(steps) if word == "ENV" and REQUIRE in rest.split()]
+    assert len(builds) == 1 and required and required[0] < builds[0]
+    assert re.findall(r"PARADEC_KERNEL=(\S+)", (ROOT / "Dockerfile").read_text()) == ["require"]
+    check, app = start()
+    assert check == [f"{Path(app[0]).parent}/python", "-m", KERNELS]
+    assert shlex.split(steps[builds[0]][1])[-3:] == check  # the build runs the same check, last
+
+
+def test_the_image_installs_what_the_kernel_compiles_with():
+    """g++ and ninja, and Python's headers where the base's Python lacks them (python:3.11-slim has them, a
+    Debian python3 does not: the compile failed on "Python.h: No such file or directory"). The step's own test
+    for the headers, run here, names python3-dev exactly when this Python has none."""
+    apt = next(rest for word, rest in instructions() if word == "RUN" and "apt-get install" in rest)
+    assert {"g++", "ninja-build"} <= set(apt.split())
+    asks = re.search(r'\$\(python3 -c "(.+?)"\)', apt)
+    assert asks and "python3-dev" in asks.group(1)
+    said = subprocess.run([sys.executable, "-c", asks.group(1)], capture_output=True, text=True, timeout=60)
+    has_headers = (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
+    assert said.returncode == 0 and said.stdout.strip() == ("" if has_headers else "python3-dev")
+
+
+def test_the_kernel_check_fails_the_build_when_required_and_the_compiler_is_missing(tmp_path):
+    """What the Dockerfile runs, in a fresh cache with a compiler that does not exist (CXX, which torch's builder
+    reads): exit 1 and one line that says why, where it used to print its fallback line and exit 0."""
+    env = {**os.environ, REQUIRE.split("=")[0]: "require", "XDG_CACHE_HOME": str(tmp_path),
+           "CXX": str(tmp_path / "no-such-c++")}
+    r = subprocess.run([sys.executable, "-m", KERNELS], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=300)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert last.startswith(f"{KERNELS}: {REQUIRE} and paradec's C++ kernel cannot be built here: ")
+    assert "no-such-c++" in last and not list(tmp_path.rglob("*.so"))
 
 
 def test_make_setup_uses_the_same_script():

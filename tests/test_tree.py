@@ -23,11 +23,6 @@ def test_depths():
     assert tree.depths([-1, 0, 1, 2]) == [1, 2, 3, 4]
 
 
-def test_position_offsets_share_a_position_between_siblings():
-    # relative to the pending token: P=0, then each node's depth
-    assert tree.position_offsets(PARENTS) == [0, 1, 1, 2, 2, 2, 3]
-
-
 @pytest.mark.parametrize("parents", [[0], [-1, 1], [-1, 2, -1]])
 def test_depths_rejects_a_parent_after_its_child(parents):
     with pytest.raises(ValueError, match="parents must come before"):

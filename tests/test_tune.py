@@ -7,7 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 from paradec import catalog
 from paradec.cli import main
-from paradec.tuning import preset_file, tune_search
+from paradec.tuner import tune_search
+from paradec.tuning import preset_file
 
 from helpers import APP
 

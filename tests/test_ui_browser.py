@@ -1,7 +1,9 @@
 """The app in a real headless Chromium (tools/ui_check.py, the repository's own page checker), one browser
-for both sizes: every page opens with no exception box and no console error at a projector's 1024x768 and
-at 1920x1080, ends with its "Next:" link, no text is cut by its box or under 11 px, and no chart text is under
-11 px as drawn, cut by its chart, plot area or legend, or over other chart text, nor a legend over a title;
+for every size: every page opens with no exception box and no console error at a projector's 1024x768 (a method
+page shows its Play button and the step's drawing on its first screen), at 1920x1080 and at a phone's 390x844
+(nothing wider than the screen, every button 44 px or taller), ends with its "Next:" link, no text is cut by its
+box or under 11 px, and no chart text is under 11 px as drawn, cut by its chart, plot area or legend, or over other
+chart text, nor a legend over a title;
 on every page with a player it keeps 3.5 of 4 steps/s with its figures in view, its step text equals its
 scrubber, and the details follow it (tests/ui_page_checks.js). The first request to each fresh server is a
 deep link, and each page is opened first on a server of its own, in French (?lang=fr), where its title and the
@@ -34,7 +36,7 @@ PLAYERS = {"/ar", "/sps", "/pld", "/jacobi", "/lookahead", "/medusa", "/eagle", 
 def test_the_pages_checked_are_the_apps():
     from ui import guide
 
-    assert PAGES == {f"/{path}" for path in guide.PAGES} and PLAYERS < PAGES
+    assert PAGES == {f"/{path}" for path in guide.pages()} and PLAYERS < PAGES
 
 
 def _missing() -> str | None:
@@ -65,11 +67,11 @@ def _base(path: str) -> str:
 
 
 def _both_sizes(tmp_path, first: str, pages: set[str]) -> list[dict]:
-    """Every page of `pages` at 1024x768 and 1920x1080, `first` (a deep link to one of them) first; each page's
-    result and its other size's."""
+    """Every page of `pages` at 1024x768, 1920x1080 and a phone's 390x844, `first` (a deep link to one of them)
+    first; each page's result and its other sizes'."""
     rest = sorted(pages - {_base(first)})
     summary = _check(tmp_path, "--first", first, "--pages", ",".join(rest), "--also-size", "1920x1080",
-                     "--expect", "Next:")
+                     "--also-size", "390x844", "--expect", "Next:")
     assert pages == {_base(p["path"]) for p in summary["pages"]}
     shots = [s for p in summary["pages"] for s in [p["screenshot"], *(x["screenshot"] for x in p["sizes"])]]
     assert all(Path(s["path"]).stat().st_size > 10_000 for s in shots)  # something drawn
@@ -82,7 +84,7 @@ def test_every_method_page_in_chromium_at_both_sizes(tmp_path):
     # served a pages/ folder by itself before app.py had run).
     pages = _both_sizes(tmp_path, "/jacobi?step=3", PLAYERS)
     players = [x for p in pages for x in [p, *p["sizes"]]]
-    assert len(players) == 2 * len(PLAYERS)
+    assert len(players) == 3 * len(PLAYERS)
     assert all(x["js"]["info"]["moved"] >= 3 and x["js"]["info"]["rate"] >= 3.5 for x in players)  # each was checked
     assert next(p for p in pages if _base(p["path"]) == "/sps")["js"]["info"]["replaced"]  # a new trace, then details
 

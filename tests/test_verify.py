@@ -4,11 +4,12 @@ acceptance on hand-made logits. (Sampling acceptance is in test_sampling.py.)"""
 import pytest
 import torch
 
-from paradec.core import tree
+from paradec.core import tree, verify
 from paradec.core.sampling import Sampler
 from paradec.core.steps import Draft
 from paradec.core.targets import HFCache as DynamicCache
-from paradec.core.verify import accept, record, target_forward, tree_attention_mask
+from paradec.core.targets import float_mask
+from paradec.core.verify import accept, record, target_forward
 
 from helpers import tiny_model
 
@@ -24,7 +25,23 @@ def model():
     return tiny_model(V, seed=3)
 
 
-def test_tree_attention_mask_hand_drawn():
+class _Cached:
+    """A cache that holds `n` entries, as the verifier asks it (pass_inputs reads only its length)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def get_seq_length(self) -> int:
+        return self.n
+
+
+def _pass(parents: list[int], cached: int, uncached: int):
+    """The verify pass's inputs for a draft with these parents: what a target's forward is given."""
+    draft = Draft(tokens=list(range(10, 10 + len(parents))), parents=parents)
+    return verify.pass_inputs(_Cached(cached), list(range(uncached)), draft)
+
+
+def test_the_tree_mask_a_pass_gets_hand_drawn():
     # 2 cached context tokens x0 x1, 2 uncached u0 P (P = the pending token), then the tree
     #   P -> a[0], P -> b[1], a -> c[2]
     X, _ = 1, 0
@@ -36,14 +53,16 @@ def test_tree_attention_mask_hand_drawn():
         [X, X, X, X, _, X, _],  # b:  not its sibling a
         [X, X, X, X, X, _, X],  # c:  its ancestor a, not b
     ], dtype=torch.bool)
-    mask = tree_attention_mask([-1, -1, 0], cached=2, uncached=2, dtype=torch.float32)
-    assert mask.shape == (1, 1, 5, 7)
-    assert mask.dtype == torch.float32
+    ids, positions, allowed, keep = _pass([-1, -1, 0], cached=2, uncached=2)
+    assert torch.equal(allowed, expected) and keep == 4
+    assert positions.tolist() == [2, 3, 4, 4, 5]  # cache length + depth: the siblings a and b share one
+    mask = float_mask(allowed, torch.float32)  # what Hugging Face's forward is given (HFTarget)
+    assert mask.shape == (1, 1, 5, 7) and mask.dtype == torch.float32
     assert torch.equal(mask[0, 0] == 0, expected)
     assert torch.all(mask[0, 0][~expected] == torch.finfo(torch.float32).min)
 
 
-def test_tree_attention_mask_only_pending_uncached():
+def test_the_tree_mask_when_only_the_pending_token_is_uncached():
     # the usual step: everything cached but the pending token; nodes a[0] and its child b[1]
     X, _ = 1, 0
     expected = torch.tensor([
@@ -52,9 +71,8 @@ def test_tree_attention_mask_only_pending_uncached():
         [X, X, X, X, X, _],  # a
         [X, X, X, X, X, X],  # b
     ], dtype=torch.bool)
-    mask = tree_attention_mask([-1, 0], cached=3, uncached=1, dtype=torch.float64)
-    assert torch.equal(mask[0, 0] == 0, expected)
-    assert mask.dtype == torch.float64
+    assert torch.equal(_pass([-1, 0, -1], cached=3, uncached=1)[2][:3, :6], expected)  # a third node: a tree
+    assert _pass([-1, 0], cached=3, uncached=1)[2] is None  # a chain: the causal mask, which the model builds itself
 
 
 def _alone(model, tokens):

@@ -2,12 +2,12 @@
 (test_new_method.py) and nothing else. It proposes the token that followed the pending token's last
 earlier occurrence, a chain of up to k such guesses: a greedy n-gram toy."""
 from paradec import catalog
+from paradec.core.drafter import Drafter
 from paradec.core.steps import Draft
-from paradec.drafters.base import Drafter
 
 DESCRIPTION = catalog.Method(
     "bigram", "toy_bigram:Bigram", "copy", "the token that followed the pending token last time, chained",
-    (catalog.Param("k", int, 3, "tokens a step guesses", 1, 8, label="k (guesses)"),))
+    (catalog.Param("k", int, 3, "tokens a step guesses", 1, 8, label="k (guesses)", tune=(2, 4, 8)),))
 
 
 class Bigram(Drafter):

@@ -31,6 +31,26 @@ async () => {
   // They are drawn once plotly.js has loaded, which the app's idle state does not wait for: wait up to 5 s.
   const drawn = () => Array.from(main.querySelectorAll(".pd-stage .pd-fig")).every((f) => f.querySelector(".main-svg"));
   for (let k = 0; k < 50 && !drawn(); k++) await new Promise((r) => setTimeout(r, 100));
+  // 0. The first screen of a projector (1024x768), presenting or not: the Play button and the step's drawing (the
+  // tree, or the mask) both in view before anything scrolls. A phone (390 px): nothing wider than the screen, and
+  // every button at least 44 px tall, a finger's.
+  const box = (e) => e.getBoundingClientRect();
+  const play = main.querySelector(".pd-play"), drawing = main.querySelector(".pd-drawing .pd-fig");
+  if (innerWidth === 1024 && innerHeight === 768 && play && drawing && main.scrollTop === 0) {
+    const seen = (e) => box(e).height > 0 && box(e).top >= 0 && box(e).bottom <= innerHeight + 2;
+    if (!seen(play) || !seen(drawing))
+      problems.push(`first screen: Play at ${Math.round(box(play).top)}-${Math.round(box(play).bottom)} px, the ` +
+                    `drawing at ${Math.round(box(drawing).top)}-${Math.round(box(drawing).bottom)} px of ${innerHeight}`);
+  }
+  if (innerWidth <= 400) {
+    const doc = document.documentElement;
+    if (doc.scrollWidth > doc.clientWidth + 1 || main.scrollWidth > main.clientWidth + 1)
+      problems.push(`the page scrolls sideways at ${innerWidth} px (${Math.max(doc.scrollWidth, main.scrollWidth)} px)`);
+    const small = Array.from(document.querySelectorAll("button, [role=button]"))
+      .filter((b) => vis(b) && box(b).width > 0 && box(b).height > 0 && box(b).height < 44);
+    if (small.length) problems.push(`${small.length} button(s) under 44 px at ${innerWidth} px: ` +
+                                    `"${name(small[0]) || small[0].getAttribute("aria-label")}" ${Math.round(box(small[0]).height)} px`);
+  }
   if (window.Plotly)
     await Promise.all(Array.from(main.querySelectorAll(".pd-stage .js-plotly-plot"), (gd) =>
       Promise.resolve(window.Plotly.Plots.resize(gd)).catch(() => null)));
@@ -183,12 +203,20 @@ async () => {
   }
   // 5. On Speculative sampling, another recorded trace replaces the one shown: its player comes first, and its
   // details follow once the browser has drawn it (ui/replay.py), within 20 s.
-  const other = location.pathname === "/sps" && player && Array.from(main.querySelectorAll(
-    '[data-testid="stRadio"] label')).find((l) => l.textContent.trim() === "sampled" && !l.querySelector("input:checked"));
-  if (other) {
+  const SAMPLED = /sampled|échantillonné/;  // the sampled run's name, in either language
+  const runs = location.pathname === "/sps" && player && main.querySelector('[class*="st-key-sps-recorded"]');
+  const shown = runs && (runs.querySelector("input")?.value || runs.innerText);
+  if (runs && !SAMPLED.test(shown)) {  // the run selector: open it, pick the sampled run
     const was = player.parentElement.__pdPlayer.framesKey;
     const ready = () => player.parentElement.__pdPlayer.framesKey !== was && !running() && details("\\d+");
-    other.click();
+    let other = null;
+    for (let k = 0; k < 40 && !other; k++) {  // the page may have redrawn the selector since: find it afresh
+      if (k % 10 === 0) main.querySelector('[class*="st-key-sps-recorded"] .react-aria-ComboBox button')?.click();
+      await new Promise((r) => setTimeout(r, 100));
+      other = Array.from(document.querySelectorAll("[role=option]")).find((o) => SAMPLED.test(o.textContent));
+    }
+    if (other) other.click();
+    else problems.push("the run selector offered no sampled run");
     for (let k = 0; k < 100 && !ready(); k++) await new Promise((r) => setTimeout(r, 200));
     info.replaced = ready();
     if (!info.replaced) problems.push("another recorded trace: its player or its details did not show within 20 s");

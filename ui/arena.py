@@ -3,22 +3,27 @@ from __future__ import annotations
 
 import streamlit as st
 
+from paradec import catalog
 from paradec.plots import arena as plots
 from paradec.plots import eagle as eagle_plots
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
+from paradec.stage.figure_text import stream_words
 from paradec.traces.trace import Trace
 
-from . import live, sources
-from .i18n import _
+from . import figures, live, sources
+from .i18n import _, words
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
 
 PER_ROW = 5  # token streams side by side
-# method -> the draft model it needs
-METHODS = {"ar": None, "sps": DEFAULT_DRAFT, "pld": None, "jacobi": None, "lookahead": None, "medusa": None,
-           "eagle": None, "eagle2": None, "eagle3": None, "early_exit": None, "mirror": DEFAULT_DRAFT}
+
+
+def methods() -> dict[str, str | None]:
+    """The methods the arena races (those whose greedy text is the target's), each with the draft it needs."""
+    return {m.name: DEFAULT_DRAFT if m.needs == "draft" else None
+            for m in catalog.METHODS.values() if m.greedy_is_targets}
 
 
 def lookup_note(runs: dict[str, Trace]) -> str | None:
@@ -38,7 +43,7 @@ def traces() -> dict[str, Trace]:
     s = current()
     if s.live:
         try:
-            keys = {m: live.key(s, m, {}, d) for m, d in METHODS.items()}
+            keys = {m: live.key(s, m, {}, d) for m, d in methods().items()}
             got = live.cached(("set", *sorted(keys.items())))
             if got is None and st.button(_("Run every method live on these settings"), type="primary"):
                 bar, decoding = st.progress(0.0, text=_("decoding…")), _("decoding… {f:.0%}")
@@ -75,7 +80,7 @@ def show(runs: dict[str, Trace]) -> None:
         for col, (m, tr) in zip(st.columns(PER_ROW), items[start : start + PER_ROW]):
             with col:
                 st.markdown(f"**{m}** {badge(tr, ar)}")
-                st.html(stream_html(tr, len(tr.steps) - 1, show_rejected=False))
+                st.html(stream_html(tr, len(tr.steps) - 1, False, stream_words(words())))
     header(_("Race replay in sync"), MEASURED, help=_("Each bar grows with the tokens a method had committed at "
            "that moment of its measured run: press ▶ Race, or drag the slider through the milliseconds."))
     chart(plots.race_figure(runs), "arena.race")
@@ -94,9 +99,10 @@ def show(runs: dict[str, Trace]) -> None:
            "1; a method whose bars sit further right commits more per target pass."))
     chart(plots.length_histogram(runs), "arena.hist")
     st.caption(_("Speedup divides each method's tokens/s by AR's, decoded in the same process on this machine "
-               "(with the same tokens, that is AR's decoding time over the method's); on a CPU a "
-               "verify pass over 8 tokens costs 1.05-1.15× a one-token pass and one over 16 about 1.4× (on a "
-               "GPU about 1×), and drafting adds its own time, so a method gains only when τ is well above "
-               "those: values below 1× are real results, not bugs. "
+               "(with the same tokens, that is AR's decoding time over the method's); on this CPU a "
+               "verify pass over 8 tokens costs {cost8}× a one-token pass and one over 16 {cost16}× "
+               "(`assets/traces/forward_cost.json`; on a GPU about 1×), and drafting adds its own time, so a method "
+               "gains only when τ is well above those: values below 1× are real results, not bugs. "
                "Every method runs on torch's thread pool; mirror adds a worker thread for its draft, "
-               "a second core when the pool has one thread (the recorded set)."))
+               "a second core when the pool has one thread (the recorded set).").format(
+        cost8=figures.pass_cost(8), cost16=figures.pass_cost(16)))

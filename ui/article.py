@@ -38,7 +38,7 @@ TEXT = {
         N_("The 2-3× is for a 7B-70B target on a GPU, where a draft costs about 1% of a target pass and a "
            "well-aligned draft reaches τ 3-4. Here the target has 135M parameters, so the draft is "
            "{draft_share:.0%} of its weights, and a tiny draft agrees less often: τ {tau:.2f}. A larger target, a "
-           "GPU or a better-aligned draft each raise the figure.")),
+           "GPU or a better-aligned draft each raise the figure.")),  # not measured: the article's GPU setting
     "lookahead_speedup": (
         N_("Lookahead decoding typically gives 1.5-2×."),
         N_("Lookahead here: **{speedup:.2f}×** AR at τ {tau:.2f}."),

@@ -101,6 +101,16 @@ OLD_FILE = N_("This file was written before paradec counted tested drafts: it ho
               "(accepted / tested drafts). Re-run the benchmark for α.")
 
 
+def against_fastest_ar(report: dict) -> str:
+    """The speed-ups again, over the faster of paradec's AR and ar_torch (AR on torch's products), so that a slow
+    kernel cannot flatter a method."""
+    fastest = bench_report.fastest_ar(report)
+    ours = [m for m, r in report["methods"].items()
+            if r.get("tau") is not None and m not in ("ar", bench_report.TORCH_AR)]
+    speeds = ", ".join(f"{m} {bench_report.speedup_over_fastest_ar(report, m):.2f}×" for m in ours)
+    return _("Against the faster AR of this run ({fastest}): {speeds}.").format(fastest=fastest, speeds=speeds)
+
+
 def show(report: dict) -> None:
     if report.get("example"):
         st.warning(report["example"], icon=":material/science:")
@@ -110,6 +120,8 @@ def show(report: dict) -> None:
                   "1× it is faster than plain one-token-at-a-time decoding on this machine, below 1× slower."))
     chart(plots.speedup_figure(report), "bench.speedup")
     st.dataframe(table(report, bench_report.csv_rows(report)[: len(report["methods"])]), hide_index=True)
+    if bench_report.TORCH_AR in report["methods"]:
+        st.caption(against_fastest_ar(report))
     st.caption(_(ACCEPTANCE) if bench_report.tested_counted(report) else _(OLD_FILE))
     # One figure a row: a third of a 1024-px screen has no room for a legend of eight methods.
     header(_("τ: tokens per target forward"), FROM_RUN,

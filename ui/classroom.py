@@ -113,15 +113,24 @@ def note() -> None:
         st.warning(st.session_state.pop(NOTE))
 
 
-def link(base: str, settings, params: dict, step: str, trace: str | None) -> tuple[str, bool]:
-    """The classroom link to this page at this step; False when the prompt was too long to carry."""
-    q = {name: getattr(settings, attr) for name, attr in
-         [("temperature", "temperature"), ("top_p", "top_p"), ("max_new", "max_new_tokens"), ("seed", "seed")]}
+VIEW = ("step", "trace", "version", "lang", "present", "predict")  # what the screen shows, as the page keeps it in
+# its own URL: the step, the recorded run, EAGLE's version, the language, presenter and predict mode
+
+
+def link(base: str, settings, params: dict, shown: dict) -> tuple[str, bool]:
+    """The classroom link that opens the screen as it is: the view (shown: the page's own query, VIEW's names) and,
+    for a live run, what it was decoded with (a recorded run replays its own prompt and settings, which the link
+    then leaves out). False when the prompt was too long to carry."""
+    q = {name: shown[name] for name in VIEW if name in shown}
+    if not settings.live:
+        return f"{base}?{urlencode(q)}", True
+    q |= {name: getattr(settings, attr) for name, attr in
+          [("temperature", "temperature"), ("top_p", "top_p"), ("max_new", "max_new_tokens"), ("seed", "seed")]}
     q["source"] = SOURCES[settings.live]
     fits = len(settings.prompt) <= MAX_PROMPT
     if fits:
         q["prompt"] = settings.prompt
     if settings.model != "embedded":
         q["model"] = settings.model
-    q.update(params=json.dumps(params, sort_keys=True), step=step, **({"trace": trace} if trace else {}))
+    q["params"] = json.dumps(params, sort_keys=True)
     return f"{base}?{urlencode(q)}", fits

@@ -8,6 +8,7 @@ import statistics
 import plotly.graph_objects as go
 import streamlit as st
 
+from paradec import catalog
 from paradec.costs.speccost import SpecStep
 from paradec.plots import eagle as plots
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
@@ -15,10 +16,9 @@ from paradec.traces.trace import Trace
 
 from . import sources
 from .i18n import N_, _
-from .stage import Extra, Panel
 from .style import chart, header
 
-VERSIONS = {"eagle": "EAGLE-1", "eagle2": "EAGLE-2", "eagle3": "EAGLE-3"}
+VERSIONS = {m.name: m.version for m in catalog.on_page("eagle") if m.version}  # the catalogue's versions
 RERANK = "rerank"
 COMPARE_PANELS = [  # figure, title, label, help (translated where shown)
     ("tau", "τ", FROM_RUN, N_("Tokens committed per target forward, bonus included, per version (AR = 1.00).")),
@@ -29,13 +29,6 @@ COMPARE_PANELS = [  # figure, title, label, help (translated where shown)
                                                             "(the head's passes) and verifying (the target's tree "
                                                             "pass).")),
 ]
-
-
-GROWTH = Panel("growth", N_("The draft tree, reranked"), N_("Every candidate the head drafted this step, by depth: "
-               "the rerank keeps the most confident ones (the tree the target verifies) and cuts the rest."),
-               caption=N_("Marker size = cumulative confidence (the product of q along the path); green = accepted "
-                          "path, x = cut. Pause to grow it depth by depth below."))
-STAGE = Extra([[GROWTH]], lambda t, i: {"growth": plots.growth_spec(t, i)})
 
 
 def panels(trace: Trace, i: int) -> dict:

@@ -3,6 +3,9 @@ benchmark, forward-cost probe, tuned preset or recorded trace changes the text w
 measured number by hand. A file that is missing gives "?" in the text, never an error."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from paradec import catalog
 from paradec.tuning import presets
 
@@ -11,6 +14,7 @@ from .bench import MAIN, main_report
 from .i18n import _
 
 MISSING = "?"
+DRAFTERS = Path(__file__).resolve().parents[1] / "assets" / "drafters"
 BENCH_FILE = f"assets/bench/{MAIN}.json"
 
 
@@ -46,15 +50,30 @@ def fastest(report: dict | None, group: str = "") -> str:
     return max(rows, key=rows.get) if rows else MISSING
 
 
-def wins_for(method: str) -> list[str]:
-    """The main benchmark's categories where `method` is the fastest."""
-    report = main_report()
-    return [c for c in (report["categories"] if report else {}) if fastest(report, c) == method]
-
-
 def preset(method: str) -> dict:
     """The tuned CPU preset's settings for a method (assets/presets/cpu.json) over its defaults."""
     return {**catalog.method(method).defaults(), **presets.tuned("cpu")[0].get(method, {})}
+
+
+def drafter(folder: str) -> dict:
+    """A shipped drafter's training facts (assets/drafters/FOLDER: stats.json, or an EAGLE head's config.json,
+    which keeps them as "trained"), {} when it is not shipped."""
+    base = DRAFTERS / folder
+    for name, key in (("stats.json", None), ("config.json", "trained")):
+        if (base / name).is_file():
+            data = json.loads((base / name).read_text(encoding="utf-8"))
+            return data.get(key, {}) if key else data
+    return {}
+
+
+def share(value) -> str:
+    """A fraction as a percentage (0.41 -> 41%), "?" when the file lacks it."""
+    return MISSING if value is None else f"{value:.0%}"
+
+
+def thousands(value) -> str:
+    """A count in thousands (451932 -> 452k), "?" when the file lacks it."""
+    return MISSING if value is None else f"{value / 1000:.0f}k"
 
 
 def recorded(name: str) -> dict:

@@ -8,6 +8,7 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
+from paradec import catalog
 from paradec.tuning import presets
 
 from . import offered
@@ -85,8 +86,10 @@ def _usage(folders: dict[str, list[str]], profile: presets.Profile) -> str:
     lines = [_("The target is the model below.")]
     lines += [_("sps draft (type it on its page): {folder}").format(folder=folder)
               for folder in folders.get("draft", [])]
-    for role, param in (("medusa", "heads"), ("eagle", "head"), ("eagle3", "head")):
+    heads = {(m.uses, p.name) for m in catalog.METHODS.values() if m.needs == "heads" and m.uses
+             for p in m.params if p.weights}  # the preset model each method's weights parameter names
+    for role, param in sorted(heads):
         lines += [f"{role}: --set {param}={folder}" for folder in folders.get(role, [])]
     sized = (f"{m} " + ", ".join(f"{k}={v}" for k, v in profile.params(m).items())
-             for m in ("sps", "lookahead", "medusa", "eagle2"))
+             for m in catalog.METHODS if profile.params(m))
     return "  \n".join([*lines, _("Sized for this device: {sizes}").format(sizes="; ".join(sized))])

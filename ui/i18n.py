@@ -1,5 +1,7 @@
-"""The app in English or French. The code's strings are the English; the French comes from a gettext
-catalogue, locale/fr/LC_MESSAGES/paradec.po, read with Babel (`make messages` extracts new strings into it).
+"""The app in English or French: the visitor's language, read from the session (the URL's ?lang=fr the first time),
+and _() that translates into it. The words and the catalogue are paradec.words' (the static site reads the same
+catalogue, locale/fr/LC_MESSAGES/paradec.po); here the language is the visitor's, and words() hands it to paradec's
+code that draws (paradec.stage), which never reads a session.
 
 _("...") translates a string for this visitor, where it is shown. A string defined once at import (a
 module's constant) is marked with N_("...") and translated where it is shown, with _(CONSTANT). A string
@@ -7,28 +9,15 @@ with values is a template: _("{n} tokens").format(n=n), never an f-string, so th
 Technical identifiers (method names, τ, parameter names) stay as they are in both languages."""
 from __future__ import annotations
 
-import functools
-import string
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
-from babel.messages.pofile import read_po
 
-LOCALE = Path(__file__).resolve().parents[1] / "locale"
-DOMAIN = "paradec"
-LANGS = {"en": "English", "fr": "Français"}
+from paradec.words import LANGS, N_, Translated, Words, catalogue, translate
+
+__all__ = ["LANGS", "N_", "Translated", "catalogue", "from_link", "lang", "labelled", "ngettext", "switch", "words",
+           "_"]
 KEY = "lang"  # session state, and the URL's ?lang=fr (English leaves it out)
-
-
-@functools.cache
-def catalogue(lang: str) -> dict[str, str]:
-    """msgid -> msgstr of a language's catalogue (translated, non-fuzzy entries only); English: empty."""
-    path = LOCALE / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
-    if lang == "en" or not path.is_file():
-        return {}
-    with path.open("rb") as f:
-        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
 
 
 def from_link() -> str:
@@ -44,29 +33,20 @@ def lang() -> str:
     return value if value in LANGS else "en"
 
 
-class _French(string.Formatter):
-    """French numbers: a decimal comma and a narrow no-break space between thousands (1 234,5)."""
-
-    def format_field(self, value, spec: str) -> str:
-        text = super().format_field(value, spec)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            text = text.replace(",", "\u202f").replace(".", ",")
-        return text
-
-
-class Translated(str):
-    """A translated template whose format() writes numbers the French way."""
-
-    def format(self, *args, **kwargs) -> str:
-        return _French().vformat(self, args, kwargs)
+def words() -> Words:
+    """This visitor's translator, for paradec's code that draws (paradec.stage)."""
+    return Words(lang())
 
 
 def _(text: str) -> str:
     """`text` in this visitor's language (as written when the catalogue has no translation). In French the
     result's format() writes numbers the French way."""
-    if not text or lang() == "en":
-        return text
-    return Translated(catalogue(lang()).get(text, text))
+    return translate(text, lang())
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a text that fits the count n, in this visitor's language (a template: format it with n)."""
+    return words().ngettext(singular, plural, n)
 
 
 def labelled(labels: dict) -> Callable[[object], str]:
@@ -75,11 +55,6 @@ def labelled(labels: dict) -> Callable[[object], str]:
     after the page's run); a value without a label shows as itself."""
     names = {value: _(label) for value, label in labels.items()}
     return lambda value: names.get(value, str(value))
-
-
-def N_(text: str) -> str:
-    """Marks a string for the catalogue without translating it (a constant defined at import)."""
-    return text
 
 
 def switch() -> None:

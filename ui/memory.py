@@ -1,11 +1,11 @@
-"""Memory per method: the Roofline page's model of the GPU presets (paradec.costs.memory_model) and the Benchmark
-page's measured table (paradec.costs.memory, in a bench results file)."""
+"""Memory per method: the Roofline page's model of the GPU presets (paradec.tuning.memory_model) and the Benchmark
+page's measured table (paradec.bench_memory, in a bench results file)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from paradec.costs import memory_model
 from paradec.plots.style import MEASURED, MODEL
+from paradec.tuning import memory_model
 
 from .i18n import N_, _
 from .style import header
@@ -15,9 +15,11 @@ COLUMNS = {"preset": N_("preset"), "context": N_("context"), "method": N_("metho
 
 
 def gpu_table() -> None:
-    header(_("Memory per method on the GPU presets, at 4k and 32k tokens of context"), MODEL,
+    contexts = _(" and ").join(f"{c // 1024}k" for c in memory_model.CONTEXTS)
+    header(_("Memory per method on the GPU presets, at {contexts} tokens of context").format(contexts=contexts), MODEL,
            help=_("What each method adds to the target's weights and KV cache on the GPU presets: draft weights, "
-                  "heads and their caches, computed from the models' shapes at 4k and 32k tokens of context."))
+                  "heads and their caches, computed from the models' shapes at {contexts} tokens of context.").format(
+               contexts=contexts))
     st.dataframe([_columns(row) for row in memory_model.table()], hide_index=True)
     st.caption(_("GiB. Weights in bf16 (the target; the draft or heads the method reads), the KV cache at the "
                  "context plus a verify pass of {verify} tokens before its rejected rows are dropped (a draft "

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
+import sys
 
 import streamlit as st
 
-from paradec.serving.production import config as engine_config
+from paradec.production import config as engine_config
+from paradec.production.address import AddressError, http_url
+from paradec.traces import files
 from paradec.tuning import preset_file, presets
 
 from .i18n import _
@@ -30,18 +32,33 @@ class Refused(ValueError):
     """A choice the operator does not offer; the message is one line for the visitor."""
 
 
-def _listed(name: str) -> list[str]:
+MAX_ENTRY = 300  # characters: a path or a hub id, not a paste of something else
+
+
+def _entries(name: str) -> list[str]:
     return [x.strip() for x in os.environ.get(name, "").split(",") if x.strip()]
+
+
+def _usable(entry: str) -> bool:
+    """A listed model, draft or weights a page can show and a loader can be given: printable, of a path's
+    length (whether it loads is the loader's to say, in an error box, when a visitor picks it)."""
+    return len(entry) <= MAX_ENTRY and entry.isprintable()
+
+
+def _listed(name: str) -> list[str]:
+    """The operator's list, without the entries that name nothing usable (problems() logs them)."""
+    return [x for x in _entries(name) if _usable(x)]
 
 
 def backend() -> str:
     """The backend's URL, "" for none. Only http(s) to a host: anything else is the operator's typo,
     refused as a whole rather than guessed at."""
-    url = os.environ.get(BACKEND, "").strip().rstrip("/")
-    if url and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname):
+    url = os.environ.get(BACKEND, "").strip()
+    try:
+        return http_url(url, BACKEND) if url else ""
+    except AddressError:
         raise Refused(_("{variable} must be an http(s) URL such as http://gpu-box:8765, got {url}").format(
-            variable=BACKEND, url=repr(url[:80])))
-    return url
+            variable=BACKEND, url=repr(url[:80]))) from None
 
 
 def engine() -> engine_config.Peer | None:
@@ -83,19 +100,52 @@ def _preset(path: str, mtime: float) -> dict:  # mtime in the key: a rewritten f
     return preset_file.load(path)
 
 
-def preset_settings(method: str) -> dict:
-    """The operator's preset's settings for a method ({} without one). A file that does not load is the
-    operator's typo, refused whole as the backend's is."""
+def preset() -> dict | None:
+    """The operator's preset file (None without one). A file that does not load is the operator's typo,
+    refused whole as the backend's is."""
     path = os.environ.get(PRESET, "").strip()
     if not path:
-        return {}
+        return None
     try:
-        return preset_file.settings(_preset(path, os.stat(path).st_mtime), method)
-    except OSError as e:
-        raise Refused(_("{variable}: cannot read {path}: {error}").format(variable=PRESET, path=path,
+        return _preset(path, os.stat(path).st_mtime)
+    except OSError as e:  # missing, a link loop (a FIFO or a folder is the loader's PresetError)
+        raise Refused(_("{variable}: cannot read {path}: {error}").format(variable=PRESET, path=repr(path[:80]),
                                                                           error=e.strerror)) from None
     except preset_file.PresetError as e:
         raise Refused(f"{PRESET}: {e}") from None
+
+
+def preset_settings(method: str) -> dict:
+    """The operator's preset's settings for a method: {} without one, or with one that does not load (the
+    sidebar says so on live pages: ui.sidebar)."""
+    try:
+        return preset_file.settings(preset(), method)
+    except Refused:
+        return {}
+
+
+def problems() -> list[str]:
+    """One line for each operator setting the app cannot use; it serves the rest (recorded traces always)."""
+    found = []
+    for check in (backend, engine, preset):
+        try:
+            check()
+        except Refused as e:
+            found.append(str(e))
+    for name in (MODELS, DRAFTS, WEIGHTS):
+        found += [f"{name}: {x[:80]!r} is not printable or longer than {MAX_ENTRY} characters: left out"  # not taught
+                  for x in _entries(name) if not _usable(x)]
+    return found
+
+
+@st.cache_resource(show_spinner=False)
+def check_at_start() -> list[str]:
+    """problems(), logged once per process (the first page a visitor opens after the server starts)."""
+    found = problems()
+    for line in found:
+        print(f"paradec: operator setting refused: {files.printable(line)}", file=sys.stderr,  # not taught
+              flush=True)
+    return found
 
 
 READY = "sb.gpu_ready"  # (preset name, role -> local folders) once ui.gpu_presets fetched a preset

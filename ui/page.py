@@ -1,5 +1,5 @@
-"""A method page: explanation, the method's parameters, the trace source, the replay and sharing.
-A new method adds a page file that calls method_page with its own text and widgets."""
+"""A method page: explanation, the method's parameters, the trace source, the replay and sharing. A method's page
+file calls method_page with its own text and widgets; a method without one gets generic_page, from its description."""
 from __future__ import annotations
 
 import time
@@ -7,10 +7,15 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from paradec import catalog
+from paradec.learn import opening
+from paradec.stage import narrate
 from paradec.traces.trace import Trace, TraceError
 
-from . import classroom, live, presenter, sources
-from .i18n import N_, _
+from . import classroom, live, presenter, sources, vote
+from .controls import controls
+from .i18n import _, labelled, words
+from .presets import DEFAULT_DRAFT
 from .replay import NO_EXTRA, Panels, replay
 from .share import share
 from .sidebar import current
@@ -34,35 +39,39 @@ def method_page(method: str, title: str, intro: str, how: str, params: Callable[
     which lead the page in presenter mode (ui.presenter)."""
     if title:
         st.title(title)
-    presenter.notice(notice)
     # A fragment: a live run (its button), a new parameter or an import redraws this method's part of the page,
     # not the panels a view adds under it (they do not depend on it); the browser draws less, and sooner.
-    st.fragment(lambda: _method(method, intro, how, params, draft, analytic_k, panels, extra, more))()
+    st.fragment(lambda: _method(method, intro, how, params, draft, analytic_k, panels, extra, more, notice))()
 
 
 def _method(method: str, intro: str, how: str, params: Callable[[], dict], draft: Callable[[], str | None],
             analytic_k: Callable[[Trace], int | None], panels: Panels | None,
-            extra: Extra | Callable[[Trace], Extra], more: str) -> None:
-    about = st.container()  # the intro, above the buttons (in presenter mode, behind one of them)
+            extra: Extra | Callable[[Trace], Extra], more: str, notice: tuple[str, ...]) -> None:
     classroom.apply_params(method)  # a classroom link's parameters, before their widgets
     classroom.note()
-    # One row that wraps on a narrow screen: each button as wide as its label, never cut.
-    row = st.container(horizontal=True, vertical_alignment="center", gap="medium")
-    _intro(row.popover(_("About this method"), icon=":material/info:") if presenter.on() else about, intro, more)
+    # One row that wraps on a narrow screen: each button as wide as its label, never cut. The intro is behind
+    # its first button: the first screen is the player and the step's drawing (a 1024x768 projector shows both);
+    # what to notice follows the player, for every student.
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    _intro(row.popover(_("About"), icon=":material/info:", help=_("About this method")), intro, more)
     with row.popover(_("How it works"), icon=":material/school:"):
         st.markdown(how)
     with row.popover(_("Parameters"), icon=":material/tune:"):
         values, draft_spec = classroom.guarded(method, lambda: (params(), draft()))
-    with row.popover(_("Import"), icon=":material/upload_file:"):
+    if presenter.on():
+        with row.popover(_("Class vote"), icon=":material/how_to_vote:"):
+            vote.panel()
+    meta = st.container(horizontal=True, vertical_alignment="center", gap="small")  # a trace of one's own, and
+    with meta.popover(_("Import"), icon=":material/upload_file:", help=_("Import a trace (JSON)")):  # the one shown
         import_box(method)
     trace, run_key = _source(method, values, draft_spec, row)
     if trace is None:
         return
-    st.caption(_describe(trace, short=presenter.on()))
+    meta.caption(narrate.describe(trace, words(), short=True), help=narrate.describe(trace, words()))
     versus = st.empty()  # a live run's speed-up over AR (decoded beside it, or now if it left the cache)
     # The player plays in the browser; when it stops, only the replay reruns (a fragment).
     extra = extra(trace) if callable(extra) else extra  # e.g. titles that name the trace's parameters
-    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra))()
+    st.fragment(lambda: _body(trace, method, analytic_k(trace), panels, values, extra, notice))()
     if run_key is not None and method != "ar":
         _versus_ar(run_key, trace, versus)
 
@@ -75,33 +84,14 @@ def _intro(where, intro: str, more: str) -> None:
                 st.markdown(more)
 
 
-def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra) -> None:
+def _body(trace: Trace, ns: str, k: int | None, panels: Panels | None, params: dict, extra: Extra,
+          notice: tuple[str, ...]) -> None:
     try:
-        figs = replay(trace, ns, k, panels, extra)
+        replay(trace, ns, k, panels, extra, notice, shared=lambda figs: share(trace, figs, ns, params))
     except Exception as e:  # a trace the loader took that a panel still cannot draw: an error box, the page stays
         st.error(_("This trace cannot be drawn here ({error}: {message}). Drop it, or open a trace recorded by "
                    "paradec.").format(error=type(e).__name__, message=str(e).strip()[:200] or _("no message")))
-        return
-    if figs is not None:  # None: the details and the sharing box follow once the browser has drawn the player
-        share(trace, figs, ns, params)
-
-
-def _describe(t: Trace, short: bool = False) -> str:
-    """The replayed run in one line; short: its method, sampling, tokens and τ (presenter mode)."""
-    temp = t.sampling.get("temperature", 0)
-    mode = (_("greedy") if temp <= 0
-            else _("sampling T={temperature}, top-p={top_p}, seed={seed}").format(
-                temperature=temp, top_p=t.sampling.get("top_p", 1), seed=t.sampling.get("seed")))
-    draft = " · " + _("draft: {model}").format(model=t.draft_model) if t.draft_model else ""
-    params = ", ".join(f"{k} = {v if v != '' else _('default')}" for k, v in (t.params or {}).items())
-    params = f" ({params})" if params else ""
-    values = {"method": t.method, "mode": mode, "tokens": t.new_tokens, "steps": len(t.steps), "tau": t.tau}
-    if short:
-        return _("Trace: {method} · {mode} · {tokens} tokens in {steps} target forwards (τ = {tau:.2f})").format(
-            **values)
-    return _("Trace: {method}{params} · {model}{draft} · {mode} · {tokens} tokens in {steps} target forwards "
-             "(τ = {tau:.2f}) · {device}/{dtype} · prompt: “{prompt}”").format(
-        **values, params=params, model=t.model, draft=draft, device=t.device, dtype=t.dtype, prompt=t.prompt[:80])
+        return  # the details and the sharing box (under the player) follow once the browser has drawn the player
 
 
 def _source(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace | None, live.Key | None]:
@@ -127,13 +117,23 @@ def _recorded(method: str, where) -> Trace | None:
         return None
     names = list(files)
     wanted = st.query_params.get("trace")
-    first = names.index("greedy") if "greedy" in names else 0  # sps also has a trace per draft-length rule
-    pick = where.radio(_("Recorded trace"), names, index=names.index(wanted) if wanted in names else first,
-                    horizontal=True, key=f"{method}.recorded")
+    called = labelled(narrate.TRACE_NAMES)  # a run's name, in the reader's language (a file's own stays as it is)
+    shown = {name: _("run: {name}").format(name=called(name)) for name in names}
+    pick = where.selectbox(_("Recorded run"), names, index=names.index(wanted if wanted in names else _opens(method)),
+                           key=f"{method}.recorded", format_func=shown.get, label_visibility="collapsed", width=140,
+                           help=_("The runs recorded for this method; the page opens on one that shows it at work."))
     st.query_params["trace"] = pick
     trace = sources.load(files[pick])
     recorded_note(trace)
     return trace
+
+
+def _opens(method: str) -> str:
+    """The recorded run a page opens on: the first its method's description prefers with a step its rule finds."""
+    m = catalog.METHODS[method]
+    found = opening.run(m.opening, m.opens_on, {name: sources.load(path).steps
+                                                for name, path in sources.recorded(method).items()})
+    return found[0] if found else next(iter(sources.recorded(method)))
 
 
 def _live(method: str, params: dict, draft_spec: str | None, where) -> tuple[Trace, live.Key] | None:
@@ -210,11 +210,17 @@ def _versus_ar(key: live.Key, trace: Trace, where) -> None:
         ar_rate=ar.new_tokens / max(ar.wall_s, 1e-9), tau=trace.tau, same=same), icon=":material/speed:")
 
 
-PAGE_NAMES = {"ar": N_("Autoregressive"), "sps": N_("Speculative sampling"), "pld": N_("Prompt lookup"),
-              "jacobi": "Jacobi", "cllm": "Jacobi", "lookahead": "Lookahead", "medusa": "Medusa",
-              "eagle": N_("EAGLE-1/2/3 (version EAGLE-1)"), "eagle2": N_("EAGLE-1/2/3 (version EAGLE-2)"),
-              "eagle3": N_("EAGLE-1/2/3 (version EAGLE-3)"), "early_exit": N_("Early exit"),
-              "mirror": N_("Parallel draft-and-verify")}  # the sidebar's names (method names stay as they are)
+def generic_page(method: str) -> None:
+    """The page of a method without a page file of its own (views/<page>.py): its description's summary, what it
+    needs, every parameter's control, and the same player, replay and live runs as every method page."""
+    m = catalog.METHODS[method]
+    intro = _("**{title}** ({family}): {summary}.").format(title=_(m.title), family=_(m.family),
+                                                             summary=_(m.summary))
+    how = _("Lossless: {lossless}. Its steps follow the one loop every method shares: propose, verify in one "
+            "target forward, accept, commit.").format(lossless=_(m.lossless))
+    names = [p.name for p in m.params]
+    method_page(method, _(m.title), intro, how, lambda: controls(method, names) if names else {},
+                draft=lambda: DEFAULT_DRAFT if m.needs == "draft" else None)
 
 
 def import_box(method: str) -> None:
@@ -235,5 +241,6 @@ def import_box(method: str) -> None:
         st.info(note)
     sources.keep_imported(trace)
     if sources.page_of(trace.method) != method:
-        page = _(PAGE_NAMES[trace.method]) if trace.method in PAGE_NAMES else trace.method
+        described = catalog.METHODS.get(trace.method)
+        page = _(described.title) if described else trace.method
         st.warning(_("This is a {method!r} trace: the {page} page replays it.").format(method=trace.method, page=page))

@@ -1,35 +1,28 @@
-"""The step player. It runs in the browser (ui/player.js and its stage, ui/player_stage.js: a Streamlit v2
-component): the buttons, the speed, the scrubber, the step's story and the stage's figures all change together
-there, from frames precomputed for every step, so playing keeps up with the chosen speed and never waits on the
+"""The step player. It runs in the browser (paradec/web/player.js and its stage, paradec/web/player_stage.js: a
+Streamlit v2 component): the buttons, the speed, the scrubber, the step's story and the stage's figures all change
+together there, from frames precomputed for every step, so playing keeps up with the chosen speed and never waits on the
 server. Keys: Space plays or pauses, ← and → step, Home and End go to the first and last step.
 When the player stops, it sends its step back: the panels Python draws (the details) follow, and
 the step lives in the URL (?step=N, 1-based) so a teacher can link it."""
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
-from .i18n import _, lang
+from paradec import web
+from paradec.stage import player as player_words
 
-HERE = Path(__file__).resolve().parent
-_JS = "\n".join((HERE / name).read_text() for name in ("player_stage.js", "player.js"))  # one module
-_PLAYER = st.components.v2.component("paradec.player", js=_JS, css=(HERE / "player.css").read_text(),
-                                     isolate_styles=False)
+from . import vote
+from .i18n import lang, words
+
+_JS, _CSS = web.text(web.PLAYER_JS), web.text(web.PLAYER_CSS)  # paradec/web: the same files the static site loads
+_PLAYER = st.components.v2.component("paradec.player", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def labels() -> dict[str, str]:
-    """Every word the browser's player shows, in the visitor's language (ui/player.js keeps the English as its
-    default); {i} and {n} are the step and the number of steps, filled in there."""
-    return {"first": _("« First"), "first_title": _("first step (Home)"),
-            "back": _("‹ Back"), "back_title": _("previous step (←)"),
-            "play": _("▶ Play"), "pause": _("❚❚ Pause"), "play_title": _("play / pause (Space)"),
-            "next": _("Next ›"), "next_title": _("next step (→)"),
-            "last": _("Last »"), "last_title": _("last step (End)"),
-            "speed": _("steps/s"), "scrubber": _("step (← → Home End)"), "step": _("Step {i} of {n}"),
-            "playing": _("Playing: the panels below the player catch up with step {i} when you pause."),
-            "loading": _("Loading step {i}…")}
+    """Every word the browser's player shows, its questions' included, in the visitor's language."""
+    return player_words.labels(words())
 
 
 def _k(ns: str, what: str) -> str:
@@ -67,16 +60,27 @@ def _moved(ns: str) -> None:
         st.session_state[_k(ns, "step")] = value[0]
 
 
-def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, wait: bool = False) -> int:
+def show(ns: str, n: int, stage: dict, start: int = 1, presenter: bool = False, wait: bool = False,
+         predict: dict | None = None) -> int:
     """Draw the player over `stage` (ui.stage.build); returns the 0-based step the details show. presenter: the
     draft tree and the mask beside the controls, story and token stream, all on a 1024x768 projector at once.
-    wait: the page draws no details this time; the browser reruns it once the player has drawn this trace."""
+    wait: the page draws no details this time; the browser reruns it once the player has drawn this trace.
+    predict: predict mode's settings (ui.vote.player_data; None: off): the frames' questions are asked."""
     step = init(ns, n, start)
     data = {**stage, "key": f"{stage['key']}:{lang()}", "ns": ns, "step": step, "presenter": presenter,
-            "labels": labels(), "wait": wait}  # the key names the language: another one is other frames and words
-    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn)
+            "labels": labels(), "wait": wait,
+            "predict": predict}  # the key names the language: another one is other frames and words
+    _PLAYER(key=_k(ns, "player"), data=data, on_step_change=partial(_moved, ns), on_drawn_change=_drawn,
+            on_reveal_change=partial(_revealed, ns))
     st.query_params["step"] = str(st.session_state[_k(ns, "step")])
     return st.session_state[_k(ns, "step")] - 1
+
+
+def _revealed(ns: str) -> None:
+    """A class vote's presenter revealed the answer in the player: [step, nonce]; the room reveals it too."""
+    value = (st.session_state.get(_k(ns, "player")) or {}).get("reveal")
+    if isinstance(value, list) and value and isinstance(value[0], int):
+        vote.reveal(value[0])
 
 
 def _drawn() -> None:

@@ -42,9 +42,8 @@ def fold(label: str):
 
 
 def notice(lines: tuple[str, ...]) -> None:
-    """The page's three lines of what to notice (presenter mode only: the intro says it at length), in the
-    visitor's language."""
-    if on() and lines:
+    """The page's three lines of what to notice, in the visitor's language."""
+    if lines:
         st.info(_("**What to notice**") + "\n\n" + "\n".join(f"- {line}" for line in lines),
                 icon=":material/visibility:")
 

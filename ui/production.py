@@ -11,13 +11,14 @@ from paradec.plots import kpis
 from paradec.plots.arena import bars_figure
 from paradec.plots.style import FROM_RUN, MEASURED
 from paradec.plots.tokens import stream_html
-from paradec.serving.production import workload
-from paradec.serving.production.config import EngineError, Peer
+from paradec.production import workload
+from paradec.production.config import EngineError, Peer
+from paradec.stage.figure_text import stream_words
 from paradec.traces.trace import Trace
 
 from . import live, offered, player, stage
 from .bench import BENCH_DIR, OLD_FILE, shown
-from .i18n import N_, _, labelled
+from .i18n import N_, _, labelled, words
 from .presets import DEFAULT_DRAFT
 from .sidebar import current
 from .style import chart, header
@@ -123,7 +124,8 @@ def _frame(engine: Trace, mine: Trace | None, i: int) -> dict:
                                            accepted=len(t.steps[j].accepted), drafted=len(t.steps[j].nodes),
                                            tau=kpis.running_tau(t, j)))
         figs[slot] = stage.fig_json(kpis.tokens_figure(t, j))
-    stream = stream_html(mine, min(i, len(mine.steps) - 1), True) if mine else _("No paradec run of this prompt.")
+    stream = (stream_html(mine, min(i, len(mine.steps) - 1), True, stream_words(words())) if mine
+              else _("No paradec run of this prompt."))
     return {"story": "<br>".join(story), "figs": figs, "html": {"stream": stream}}
 
 
@@ -142,7 +144,7 @@ def _steps(engine: Trace, mine: Trace | None) -> None:
               [stage.Panel("stream", _("paradec's text"), _(stage.STREAM.help), html=True)]]
     frames = stage.frames_json(key, engine, lambda: [_frame(engine, mine, i) for i in range(n)])
     player.show(NS, n, {"key": key, "frames": frames, "template": stage.template(), "n": n,
-                        "panels": [[p.spec() for p in row] for row in panels]})
+                        "panels": [[p.spec(words()) for p in row] for row in panels]})
 
 
 ENGINE_HELP = N_("Tokens the engine committed at each verify step: its accepted drafts plus its own token.")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
+from paradec.production.address import AddressError, http_url
 from paradec.traces.trace import MAX_TRACE_BYTES, Trace, TraceError
 
 from .i18n import N_, _
@@ -85,9 +86,11 @@ class _Call:
     def __init__(self, url: str, body: dict | None, timeout: float):
         self.url, self.body, self.timeout, self.dropped = url, body, timeout, False
         self.said = {STOPPED: _(STOPPED), REFUSED: _(REFUSED), UNREACHABLE: _(UNREACHABLE)}  # see STOPPED
+        try:
+            http_url(url, "the backend URL")  # not taught: ui.offered parsed the operator's, this is for other callers
+        except AddressError:
+            raise BackendError(_("the backend URL {url} is not an http(s) URL").format(url=repr(url[:80]))) from None
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise BackendError(_("the backend URL {url} is not an http(s) URL").format(url=repr(url[:80])))
         kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         self.path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self.conn = kind(parts.hostname, parts.port, timeout=timeout)

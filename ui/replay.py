@@ -12,10 +12,12 @@ from paradec.plots.mask import mask_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.plots.tokens import label
 from paradec.plots.tree import tree_figure
+from paradec.stage import narrate
+from paradec.stage.frames import default_node
 from paradec.traces.trace import Trace
 
-from . import narrate, player, presenter, stage
-from .i18n import N_, _
+from . import player, predict, presenter, stage, vote
+from .i18n import N_, _, words
 from .style import chart, header
 
 SIM_DRAWS = 1000
@@ -23,25 +25,34 @@ ACCEPTANCE_HELP = N_("α = accepted draft tokens / tested draft depths. A depth 
                      "reached the one before it (depth 1: whenever the step drafted): siblings count once, and nodes "
                      "under a rejected one not at all. — when nothing was drafted (AR).")
 Panels = Callable[[Trace, int], dict]  # a method's own panels: draw step i, return the figures
-NO_EXTRA = stage.Extra()
+NO_EXTRA = stage.NO_EXTRA
 
 
 def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels | None = None,
-           extra: stage.Extra = NO_EXTRA) -> dict | None:
+           extra: stage.Extra = NO_EXTRA, notice: tuple[str, ...] = (), shared: Callable[[dict], None] | None = None
+           ) -> dict | None:
     """Draw the player and, under it, the details at the player's step; returns the figures shown (for
     export). panels(trace, i) draws the method's own details; extra: its own animated stage panels.
     A trace that replaces another (a live run, an import) gets its player alone, and None: the details follow
     when the browser says it has drawn it. Their charts took the browser twice as long as the player, and it
     drew them first: a live run's trace showed a third of a second later."""
     n, start = len(trace.steps), narrate.lesson(trace) + 1
-    if not presenter.on():  # a presenter says it; the screen keeps its room for the player
-        st.caption(narrate.lesson_note(trace))
+    asking = predict.on()
     shown = [trace.method, trace.prompt, trace.wall_s, n]
     wait = player.replaces(ns, shown)
     i = player.init(ns, n, start, shown) - 1
-    sel = st.session_state.get(f"{ns}.node.{i}", _default_node(trace, i))
+    # predict mode highlights its question's node, unless one was picked below
+    sel = st.session_state.get(f"{ns}.node.{i}", None if asking else default_node(trace, i))
     show_rejected = st.session_state.get(f"{ns}.rejected", True)
-    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel), start, presenter.on(), wait)
+    i = player.show(ns, n, stage.build(trace, ns, show_rejected, extra, i, sel, asking), start, presenter.on(), wait,
+                    vote.player_data(ns) if asking else None)
+    if asking:
+        vote.publish(trace, i)
+        vote.tally()
+    elif not presenter.on():  # a presenter says it; predict mode does not tell the outcome first
+        st.caption(narrate.lesson_note(trace, words()))
+    slot = st.container()  # the sharing box, right under the player (filled once the details' figures exist)
+    presenter.notice(notice)  # what to notice, under the player and above the details, for every student
     if wait:
         return None
     with presenter.fold(_("This step's details: the drafted tokens' numbers, the microscope, the KPIs")), \
@@ -56,23 +67,18 @@ def replay(trace: Trace, ns: str, analytic_k: int | None = None, panels: Panels 
         figs.update({"tree": tree_figure(trace, i, sel), "mask": mask_figure(trace, i, sel)})
         figs.update(_microscope(trace, i, sel, ns))
         figs.update(_kpis(trace, i, ns, analytic_k))
+    if shared:
+        with slot:
+            shared(figs)
     return figs
-
-
-def _default_node(trace: Trace, i: int) -> int | None:
-    nodes = trace.steps[i].nodes
-    if not nodes:
-        return None
-    first_bad = next((j for j, n in enumerate(nodes) if n.status == "rejected"), None)
-    return first_bad if first_bad is not None else max(trace.steps[i].accepted, default=0)
 
 
 def _pick_node(trace: Trace, i: int, ns: str) -> int | None:
     nodes = trace.steps[i].nodes
     if not nodes:
         return None
-    default = _default_node(trace, i)
-    names = [f"{j}: {label(trace.text_of(n.token))} ({narrate.status(n.status)})" for j, n in enumerate(nodes)]
+    default = default_node(trace, i)
+    names = [f"{j}: {label(trace.text_of(n.token))} ({narrate.status(n.status, words())})" for j, n in enumerate(nodes)]
     return st.selectbox(_("Selected draft node (highlighted in the tree, the mask and the microscope)"),
                         range(len(nodes)), index=default, format_func=names.__getitem__, key=f"{ns}.node.{i}")
 
@@ -87,13 +93,13 @@ def _microscope(trace: Trace, i: int, sel: int | None, ns: str) -> dict:
     node = step.nodes[sel] if sel is not None else None
     if node is None or node.p is None:
         if node is not None:
-            st.markdown(narrate.node_story(trace, node, greedy))
+            st.markdown(narrate.node_story(trace, node, greedy, words()))
         st.caption(_("The target's distribution where this step's last token was drawn:"))
         fig = microscope.residual_figure(trace, step.last_p_top)
         fig.update_layout(title=_("target top-k; drawn: {token}").format(token=label(trace.text_of(step.tokens[-1]))))
         chart(fig, f"{ns}.fig.last")
         return {"target": fig}
-    st.markdown(narrate.node_story(trace, node, greedy))
+    st.markdown(narrate.node_story(trace, node, greedy, words()))
     figs = {"p_vs_q": microscope.pq_figure(trace, node)}
     sampled = not greedy and node.accept_prob is not None  # None: tested without a draw (typical acceptance)
     cols = st.columns([2, 1.2, 2] if sampled else [1])

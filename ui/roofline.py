@@ -101,6 +101,25 @@ def traces() -> dict[str, Callable[[], Trace]]:
     return found | {f"imported/{m}": partial(imported.get, m) for m in imported}
 
 
+def where_it_stands(ch: Choice) -> str:
+    """The introduction's claim for the chip, model and dtype on screen: where a pass reaches the ridge."""
+    n, ridge = roofline.crossing(ch.hw, ch.model, ch.dtype, ch.context, ch.batch), ch.hw.ridge(ch.dtype)
+    ar = roofline.forward_cost(ch.model.with_dtype(ch.dtype), 1, ch.context, ch.batch).intensity
+    values = {"hw": ch.hw.name, "dtype": ch.dtype, "ridge": ridge, "model": ch.model.name, "ar": ar, "n": n}
+    if n is None:
+        return _("On **{hw}** in {dtype} the ridge is at **{ridge:.3g} FLOP/byte**, and {model}'s AR pass at "
+                 "{ar:.3g}: no pass of a few thousand tokens reaches it, so every verify pass rides on the memory "
+                 "traffic.").format(**values)
+    if n <= 2:
+        return _("On **{hw}** in {dtype} the ridge is at **{ridge:.3g} FLOP/byte** and {model}'s AR pass already at "
+                 "{ar:.3g}: a pass of **{n} tokens** reaches it, so here extra tokens are **not** free: a verify pass "
+                 "costs about its arithmetic, and whether speculation pays is what the measured curves below "
+                 "decide.").format(**values)
+    return _("On **{hw}** in {dtype} the ridge is at **{ridge:.3g} FLOP/byte** and {model}'s AR pass at {ar:.3g}: a "
+             "pass reaches it at about **{n} tokens**; a verify pass of fewer rides along almost free.").format(
+        **values)
+
+
 def pick_step() -> tuple[Trace, int]:
     found = traces()
     names = list(found)

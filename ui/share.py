@@ -19,7 +19,7 @@ def figures_html(figs: dict, title: str) -> str:
 
 
 def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None:
-    with st.expander(_("Share: export this trace, these figures, a classroom link to this step")):
+    with st.expander(_("Share this screen: a classroom link, the trace, the figures")):
         c1, c2 = st.columns(2)
         c1.download_button(_("Trace (JSON)"), trace.to_json, f"paradec-{trace.method}.json", "application/json",
                            key=f"{ns}.dl_json", on_click="ignore")
@@ -29,9 +29,11 @@ def share(trace: Trace, figs: dict, ns: str, params: dict | None = None) -> None
                            f"paradec-{trace.method}-step{step}.html", "text/html", key=f"{ns}.dl_html",
                            on_click="ignore")
         st.caption(_("PNG: the camera icon at the top right of each chart saves it."))
-        url, whole = classroom.link(st.context.url or "", current(), params or {}, step, st.query_params.get("trace"))
+        url, whole = classroom.link((st.context.url or "").split("?")[0], current(), params or {},
+                                    st.query_params.to_dict())
         st.markdown(_("**Classroom link** (copy it with the icon on the right): every student who opens it gets "
-                      "this page with this prompt, sampling, trace source, parameters and step."))
+                      "this screen: this page, run, step and language (and, for a live run, its prompt, sampling and "
+                      "parameters)."))
         st.code(url, language=None)
         if not whole:
             st.caption(_("The prompt is longer than {n} characters: the link leaves it out.").format(

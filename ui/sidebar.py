@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import classroom, gpu_presets, i18n, offered, presenter
+from . import classroom, gpu_presets, i18n, offered, predict, presenter
 from .i18n import N_, _
 from .presets import CUSTOM, PRESETS
 from .settings import Settings
@@ -22,6 +22,7 @@ def render() -> Settings:
     with st.sidebar:
         i18n.switch()
         presenter.toggle()
+        predict.toggle()
         gpu_presets.use_fetched_model()
         if st.session_state.get("sb.model") not in models:  # e.g. a model the operator no longer offers
             st.session_state.pop("sb.model", None)
@@ -51,6 +52,8 @@ def render() -> Settings:
                                     "others (environment variable {variable}) and the GPU presets below").format(
                                  variable=offered.MODELS))
         backend = _backend()
+        if live:
+            _preset_notice()
         if live and not backend:  # presets for this process's GPU; a backend has its own
             gpu_presets.render()
     settings = Settings(model, prompt, float(temperature), float(top_p), int(max_new), int(seed), live, backend)
@@ -69,6 +72,15 @@ def _backend() -> str:
         st.caption(_("Live runs go to the operator's backend (`python -m paradec serve`); 'embedded' is its own "
                      "model."))
     return url
+
+
+def _preset_notice() -> None:
+    """The operator's preset file, when it does not load: live runs start from each method's own settings."""
+    try:
+        offered.preset()
+    except offered.Refused as e:
+        st.warning(_("{error}. Live runs start from each method's own settings.").format(error=e),
+                   icon=":material/warning:")
 
 
 def current() -> Settings:

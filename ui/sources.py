@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from paradec import catalog
 from paradec.traces.trace import Trace, TraceError
 from paradec.traces.trace_check import MAX_MASK_CELLS, MAX_TOKENS, drawable
 
@@ -21,7 +22,6 @@ MEDUSA_CURVE = TRACE_DIR.parent / "drafters" / "medusa-smollm2" / "learning_curv
 # and the first 100 steps of a 2,000-step Medusa run on its 63-node tree take 28 MB. .streamlit/config.toml agrees.
 MAX_UPLOAD = 10 * 2**20
 IMPORTED = "imported"  # session-state key: page's method -> Trace imported by this browser session
-SHOWN_ON = {"cllm": "jacobi"}  # traces replayed on another method's page: cllm is Jacobi on a fine-tuned model
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -107,8 +107,12 @@ def keep_imported(trace: Trace) -> None:
 
 
 def page_of(method: str) -> str:
-    """The method whose page replays a trace of `method`."""
-    return SHOWN_ON.get(method, method)
+    """The method whose player replays a trace of `method`: itself, or, for a method that shares a page without
+    being one of its versions (cllm on Jacobi's), the page's first method."""
+    described = catalog.METHODS.get(method)
+    if described is None or described.version:
+        return method
+    return catalog.pages()[described.page].name
 
 
 def drop_imported(method: str) -> None:

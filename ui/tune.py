@@ -10,7 +10,7 @@ import streamlit as st
 from paradec.plots.style import MEASURED
 from paradec.plots.tune import front_figure
 from paradec.traces.trace import Trace
-from paradec.tuning import tune_search
+from paradec.tuner import tune_search
 
 from .i18n import _
 from .replay import replay

@@ -1,6 +1,7 @@
 import streamlit as st
 
 from paradec import catalog
+from paradec.stage.extras import EAGLE
 from ui import draft_length, eagle, figures, presenter, sources
 from ui.controls import controls
 from ui.i18n import _
@@ -56,11 +57,13 @@ costs {cost8} one-token passes and one over 16 {cost16} (the Roofline page's mea
 curve, `assets/traces/forward_cost.json`), and every
 head pass (with its output layer over the draft vocabulary) adds to it: τ must beat the step's cost in AR
 steps before anything is gained. Smaller depth and total_tokens make a step cheaper, and lower τ. The heads
-are trained for the embedded model by self-distillation on 452k tokens of the target's own answers; on
-held-out prompts the EAGLE-3 head's first guess is the target's next token about 54% of the time, and on
-the rows it learned from only 66%: one layer cannot fit the target's 30 much better (model cards in
-`assets/drafters/eagle-smollm2` and `eagle3-smollm2`).""").format(cost8=figures.pass_cost(8),
-                                                                    cost16=figures.pass_cost(16))
+are trained for the embedded model by self-distillation on {tokens} tokens of the target's own answers; on
+held-out prompts the EAGLE-3 head's first guess is the target's next token {agree} of the time. On the very rows
+it learned from it does not do much better (its model card): one layer cannot fit the target's 30 (model cards in
+`assets/drafters/eagle-smollm2` and `eagle3-smollm2`).""").format(
+    cost8=figures.pass_cost(8), cost16=figures.pass_cost(16),
+    tokens=figures.thousands(figures.drafter("eagle3-smollm2").get("answer_tokens")),
+    agree=figures.share((figures.drafter("eagle3-smollm2").get("after") or [None])[0]))
 
 
 RULES = _("""Here a step's draft length is the tree's **depth**: before growing each depth, the rule is asked
@@ -76,7 +79,7 @@ def version() -> str:
     names = list(eagle.VERSIONS)
     wanted = st.query_params.get("version")
     pick = st.radio(_("Version"), names, index=names.index(wanted) if wanted in names else 2, horizontal=True,
-                    format_func=eagle.VERSIONS.get, key="eagle.version")
+                    format_func=eagle.VERSIONS.get, key="eagle.version", label_visibility="collapsed")
     st.query_params["version"] = pick
     return pick
 
@@ -98,7 +101,7 @@ NOTICE = (_("A one-layer head drafts from the target's features (hidden states),
           _("EAGLE-2/3 grow the most confident branches and rerank: watch which candidates are cut."),
           _("Acceptance per depth says how deep the tree pays; τ counts tokens per target forward, bonus included."))
 method_page(method, "", INTRO + "\n\n" + VERSION_TEXT[method], HOW, lambda: params(method), panels=eagle.panels,
-            extra=eagle.STAGE, more=COST, notice=NOTICE)
+            extra=EAGLE, more=COST, notice=NOTICE)
 ar = sources.recorded("ar").get("greedy")
 with presenter.fold(_("EAGLE-1, 2 and 3 compared")):
     eagle.compare(sources.load(ar) if ar else None)

@@ -2,7 +2,7 @@ import streamlit as st
 
 from paradec.plots.kpis import cost_figure
 from paradec.plots.style import MEASURED
-from ui import guide, sources
+from ui import guide, live, sources
 from ui.i18n import _
 from ui.style import chart, header
 
@@ -16,6 +16,7 @@ st.caption(_("Each page replays a real recorded run instantly; switch the sideba
              "prompt with the bundled SmolLM2-135M-Instruct. Panels say whether their numbers are MEASURED "
              "(timed in the run), FROM RUN (derived from the trace) or MODEL (an analytic formula); the (?) beside "
              "a panel says what it shows and how to read it."))
+st.caption(live.kernel_note())
 left, right = st.columns([3, 2])
 with left:
     st.markdown(_("""**Why one token at a time wastes the hardware.** One pass over 8 tokens costs far less than

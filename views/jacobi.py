@@ -2,12 +2,12 @@ import streamlit as st
 
 from paradec.plots.jacobi import ROWS, committed_figure, grid_figure, position_figure
 from paradec.plots.style import FROM_RUN
+from paradec.stage.extras import JACOBI
 from paradec.traces.trace import Trace
 from ui import figures, presenter, sources
 from ui.controls import controls
 from ui.i18n import _
 from ui.page import method_page
-from ui.stage import Extra, Panel
 from ui.style import chart, header
 
 INTRO = _("""**Jacobi decoding** needs no draft at all: guess a whole block of future tokens, let the
@@ -55,19 +55,6 @@ gives the numbers).""")
 
 def params() -> dict:
     return controls("jacobi", ["block", "init"])
-
-
-GRID = [Panel("convergence", _("Convergence grid"), _("Each row is one Jacobi iteration (one forward pass) of the "
-                                                      "block; read down a column to see one position's guess change "
-                                                      "until it settles."), 2.2,
-              caption=_("Rows: iterations (newest at the bottom, the current one outlined). Orange: the guess changed "
-                        "since the last iteration; blue: stable but not yet committed; green: committed (the fixed "
-                        "prefix and the target's own token after it). The block slides right by what it committed. "
-                        "A cell shows what fits of its token; hover it for the whole token.")),
-        Panel("committed", _("Tokens per forward"), _("How many tokens each iteration committed: one is AR's pace; "
-                                                      "more means several guesses reached their fixed point in one "
-                                                      "pass."))]
-STAGE = Extra([GRID], lambda t, i: {"convergence": grid_figure(t, i), "committed": committed_figure(t, i)})
 
 
 FIRST = _("""**Why checking starts at the first position.** The target's prediction for position 1 of the block
@@ -118,7 +105,7 @@ def consistency_trained() -> None:
 NOTICE = (_("A block of guesses is re-predicted in one pass; a guess is committed once it stops changing."),
           _("Watch the grid: an untrained model fixes about one token per pass, so τ stays near 1."),
           _("Consistency training (CLLM, below) is what makes several tokens settle per pass."))
-method_page("jacobi", _("Jacobi decoding: guess and iterate"), INTRO, HOW, params, panels=panels, extra=STAGE,
+method_page("jacobi", _("Jacobi decoding: guess and iterate"), INTRO, HOW, params, panels=panels, extra=JACOBI,
             notice=NOTICE)
 with presenter.fold(_("Vanilla vs consistency-trained Jacobi")):
     consistency_trained()

@@ -1,14 +1,13 @@
 import streamlit as st
 
 from paradec import catalog
-from paradec.plots.lookahead import pool_html, window_figure, winner
-from paradec.plots.tokens import label
+from paradec.plots.lookahead import window_figure
+from paradec.stage import extras
 from paradec.traces.trace import Trace
 from ui import figures
 from ui.controls import controls
 from ui.i18n import _
 from ui.page import method_page
-from ui.stage import Extra, Panel
 
 INTRO = _("""**Lookahead decoding** (Fu et al., 2024) runs Jacobi iterations *and* verification in the
 same forward pass. A **window** of W columns × N−1 levels keeps W Jacobi trajectories going; each
@@ -52,39 +51,6 @@ def params() -> dict:
     return controls("lookahead", ["window", "ngram", "candidates"])
 
 
-def story(trace: Trace, i: int) -> str:
-    rec = trace.steps[i].record
-    cands = rec.candidates
-    best, n_won = winner(trace, i)
-    added = len(rec.added)
-    if not cands:
-        return _("The pool had no n-gram starting with the pending token: only the window rode along. "
-                 "The window then added {added} n-grams to the pool.").format(added=added)
-    if best is None:
-        return _("The pool offered {n} candidate(s); the target rejected the first token of each. "
-                 "The window then added {added} n-grams to the pool.").format(n=len(cands), added=added)
-    won = " ".join(f"`{label(trace.text_of(t))}`" for t in cands[best][:n_won])
-    return _("The pool offered {n} candidate(s); candidate {best} won: {won}. "
-             "The window then added {added} n-grams to the pool.").format(
-        n=len(cands), best=best + 1, won=won, added=added)
-
-
-def stage(trace: Trace) -> Extra:
-    p = trace.params
-    window = Panel("window", _("2D window: N = {n} rows × W = {w} columns").format(n=p.get("ngram"), w=p.get("window")),
-                   _("The Jacobi trajectories that ride along in the verify pass; each column, read downwards, "
-                     "closes one n-gram for the pool."), 1.2,
-                   caption=_("Levels 0..N−2 were fed in this pass (dark: the pending token); the last row is what "
-                             "the target predicted after the last level. Solid outline = new to the pool, dotted = "
-                             "already there."))
-    pool = Panel("pool", _("n-gram pool (searched with the pending token, G = {g})").format(g=p.get("candidates")),
-                 _("The n-grams collected so far, by first token. The row of the pending token is what this step "
-                   "verifies; green tokens were accepted."), html=True,
-                 caption=_("Rebuilt from the trace by replaying every step's n-grams: per first token, the newest G "
-                           "continuations."))
-    return Extra([[window, pool]], lambda t, i: {"window": window_figure(t, i), "pool": pool_html(t, i)}, story)
-
-
 def panels(trace: Trace, i: int) -> dict:
     with st.expander(_("Why a small window on this CPU")):
         st.markdown(DEFAULTS)
@@ -94,5 +60,5 @@ def panels(trace: Trace, i: int) -> dict:
 NOTICE = (_("One pass does two jobs: a Jacobi window that keeps making n-grams, and a check of pooled ones."),
           _("A pooled n-gram is tried when it starts with the last committed token; the longest agreement wins."),
           _("The combined mask: window rows see only their own trajectory, verify rows their own n-gram."))
-method_page("lookahead", _("Lookahead decoding: window + pool"), INTRO, HOW, params, panels=panels, extra=stage,
-            notice=NOTICE)
+method_page("lookahead", _("Lookahead decoding: window + pool"), INTRO, HOW, params, panels=panels,
+            extra=extras.lookahead, notice=NOTICE)

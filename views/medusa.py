@@ -3,15 +3,15 @@ from fractions import Fraction
 
 import streamlit as st
 
-from paradec.core.tree import MEDUSA_TREES
-from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows, winner
+from paradec.core.tree import MEDUSA_TREES, parse_paths
+from paradec.plots.medusa import head_acceptance_figure, heads_figure, node_rows
 from paradec.plots.style import FROM_RUN, MEASURED
+from paradec.stage.extras import MEDUSA
 from paradec.traces.trace import Trace
 from ui import draft_length, sizing, sources
 from ui.controls import control
 from ui.i18n import N_, _, labelled
 from ui.page import method_page
-from ui.stage import Extra, Panel
 from ui.style import chart, header
 
 INTRO = _("""**Medusa** (Cai et al., 2024) needs no draft model: K small **heads** sit on the target's last
@@ -83,10 +83,9 @@ def tree_editor() -> str:
     base = MEDUSA_TREES.get(preset, [])
     typed = st.text_input(_("Add paths (JSON, e.g. [[3], [0, 2]])"), key="medusa.add", placeholder="[[3], [0, 2]]")
     try:
-        extra = json.loads(typed) if typed.strip() else []
-        extra = [p for p in extra if isinstance(p, list) and p and all(isinstance(r, int) and r >= 0 for r in p)]
-    except (json.JSONDecodeError, TypeError, RecursionError):  # RecursionError: "[[[[..." nested past the stack
-        st.error(_("Paths must be a JSON list of lists of ranks, e.g. [[3], [0, 2]]"))
+        extra = parse_paths(typed) if typed.strip() else []  # the one parser of trees: the run's own
+    except ValueError as e:
+        st.error(_("Paths not added: {error}").format(error=e))
         extra = []
     options = sorted({json.dumps(p) for p in [*base, *extra]}, key=lambda s: (s.count(","), s))
     keep = st.multiselect(_("Paths (remove one with its ×)"), options, default=options,
@@ -138,20 +137,6 @@ def trees_compared(trace: Trace) -> None:
                  "their times loosely."))
 
 
-def won_line(trace: Trace, i: int) -> str:
-    won = winner(trace, i)
-    return (_("Path that won: `{path}` ({n} guesses accepted).").format(path=won, n=len(won)) if won else
-            (_("First step: nothing drafted, the prefill makes the first hidden state.") if not trace.steps[i].nodes
-             else _("No guess was accepted: the target's own token only.")))
-
-
-HEADS = Panel("heads", _("The tree built from the heads (head × top-k rank)"), _("Row k is head k's guesses for the "
-              "token k places ahead, best first. The tree takes some of these cells; the target keeps one path of "
-              "them."), caption=_("Each cell: a head's rank-r guess and its head probability. Outlined: the cells "
-                                  "the tree uses; green: the path that won."))
-STAGE = Extra([[HEADS]], lambda t, i: {"heads": heads_figure(t, i)}, won_line)
-
-
 def panels(trace: Trace, i: int) -> dict:
     if trace.params.get("acceptance") == "typical":
         st.markdown(_(":red-badge[LOSSY] typical acceptance: faster when sampling, but the output does not follow "
@@ -182,4 +167,4 @@ NOTICE = (_("Extra heads on the target's last hidden state each guess one more p
           _("Their top choices form a tree; one forward checks every branch under a tree attention mask."),
           _("Later heads guess worse (acceptance per head): the tree narrows with depth for that reason."))
 method_page("medusa", _("Medusa: heads on the hidden state, a tree of guesses"), INTRO, HOW, params, panels=panels,
-            extra=STAGE, notice=NOTICE)
+            extra=MEDUSA, notice=NOTICE)

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import batching, memory, roofline
+from ui import batching, learn, memory, quiz, roofline
 from ui.i18n import _
 
 st.title(_("Roofline: why one token at a time wastes the hardware"))
@@ -9,9 +9,13 @@ two FLOPs per weight per token. Its **arithmetic intensity** (FLOPs per byte mov
 with the tokens in the pass. Below the chip's **ridge point** (peak FLOP/s ÷ memory bandwidth) the pass
 waits on memory, and extra tokens ride along almost free: AR decoding sits far left, a verify pass of
 k drafted tokens k + 1 times further right, a prefill near or past the ridge. Parallel decoding spends
-that free room; it pays only while the pass stays left of the ridge and τ beats the step's cost."""))
+that free room; it pays only while the pass stays left of the ridge and τ beats the step's cost. Where the ridge
+lies depends on the chip, the model and the number format: the line under the settings says it for the ones
+chosen."""))
 
+quiz.questions("roofline", learn.roofline_questions())  # predict mode: before the measured curve is shown
 choice = roofline.choose()
+st.markdown(roofline.where_it_stands(choice))
 trace, i = roofline.pick_step()
 roofline.roofline_panel(choice, trace, i)
 roofline.measured_costs()

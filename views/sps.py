@@ -17,23 +17,31 @@ CPU sps runs at {speedup} AR's speed over the Benchmark page's {prompts}
 prompts (`{bench_file}`): every mechanism shown is real (the numbers below say why).""").format(
     speedup=figures.bench("sps", "speedup"), prompts=figures.bench_prompts(), bench_file=figures.BENCH_FILE)
 
-DRAFT = _(""":green-badge[Trained draft] The default draft (`{default_draft}`) is ONE Llama decoder layer of the
-target's width, distilled from the target's own answers (`assets/drafters/sps-smollm2/card.md`). It
-reads the target's embeddings and scores only the 4,096 tokens the target writes most often, with
-those rows of the target's LM head: a draft token costs about a twentieth of a target forward.
-q is zero outside those tokens, which keeps rejection sampling exact.
+STATS = figures.drafter("sps-smollm2")
+DRAFT_MS, VERIFY_MS = figures.step_ms("sps-greedy")
+DRAFT = _(""":green-badge[Trained draft] The default draft (`{default_draft}`) is {layers} Llama decoder layer(s)
+of the target's width, distilled from the target's own answers (`assets/drafters/sps-smollm2/card.md`). It
+reads the target's embeddings and scores only the {vocab} tokens the target writes most often, with
+those rows of the target's LM head: in the recorded run a drafted token took {draft_ms} ms against {verify_ms} ms
+for a verify pass. q is zero outside those tokens, which keeps rejection sampling exact.
 
-:orange-badge[Modest draft] It learned from ~450k answer tokens (the target's own answers to 1,260
-training prompts, 35 CPU minutes): on held-out prompts its greedy token is the target's 37% of the time
-(27% for the previous draft, trained on a tenth of that). On the rows it learned from it
-agrees 49% of the time: it has learned them by heart, and more answers would move it. A verify pass over
+:orange-badge[Modest draft] It learned from {answer_tokens} answer tokens (the target's own answers): on held-out
+rows its greedy token is the target's {alpha} of the time ({baseline} for the previous draft). On the rows of
+greedy answers it learned from it agrees {train} of the time, against {held} on held-out ones: new prompts
+could still move it (`assets/drafters/sps-smollm2/stats.json`). A verify pass over
 {tokens} tokens costs {cost} one-token passes on paradec's CPU forward
 (`assets/traces/forward_cost.json`), so with τ {tau} sps runs
 **{speedup} AR** in the benchmark: every mechanism shown is real, the draft is just not good
 enough yet. For contrast, type `self:N`: the
 target's own first N layers with its full LM head, never trained as a draft: low acceptance at a cost close
 to the target's.""").format(
-    default_draft=DEFAULT_DRAFT, tokens=K + 1, cost=figures.pass_cost(K + 1), tau=figures.bench("sps", "tau"),
+    default_draft=DEFAULT_DRAFT, layers=STATS.get("layers", figures.MISSING), vocab=STATS.get("vocab", "?"),
+    draft_ms=DRAFT_MS, verify_ms=VERIFY_MS, answer_tokens=figures.thousands(STATS.get("answer_tokens")),
+    alpha=figures.share(STATS.get("after", {}).get("alpha")),
+    baseline=figures.share(STATS.get("baseline", {}).get("alpha")),
+    train=figures.share(STATS.get("agreement_gap", {}).get("greedy_training_rows")),
+    held=figures.share(STATS.get("agreement_gap", {}).get("greedy_heldout_rows")),
+    tokens=K + 1, cost=figures.pass_cost(K + 1), tau=figures.bench("sps", "tau"),
     speedup=figures.bench("sps", "speedup"))
 
 HOW = _("""1. **Propose**: the draft runs *k* forward passes, sampling token *i* from q_i (greedy: argmax).

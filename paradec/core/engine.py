@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..drafters.base import Drafter
+from .drafter import Drafter
 from .sampling import Sampler
 from .steps import Draft, Step, Verified
 from .targets import as_target

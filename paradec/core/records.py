@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
 
-from ..traces import typed_json
-from ..traces.trace_check import MAX_LIST, MAX_WINDOW, tops
+from . import typed_json
+from .limits import MAX_LIST, MAX_WINDOW, tops
 from .tree import MAX_NODES, is_path
 
 
@@ -22,7 +22,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, d) -> Record:
-        """From a trace file: every field present and of its annotated type (paradec.traces.typed_json)."""
+        """From a trace file: every field present and of its annotated type (paradec.core.typed_json)."""
         return typed_json.build(cls, d, f"{cls.__name__} record", required={f.name for f in fields(cls)})
 
     @classmethod

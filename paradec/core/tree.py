@@ -53,6 +53,11 @@ def graft(tokens: list[int], parents: list[int], chain: list[int]) -> tuple[list
     return tokens, parents, path
 
 
+def chain_parents(n: int) -> list[int]:
+    """A chain as a tree: node i hangs off node i - 1, the first off the pending token."""
+    return list(range(-1, n - 1))
+
+
 def is_chain(parents: list[int]) -> bool:
     return all(par == i - 1 for i, par in enumerate(parents))
 
@@ -77,11 +82,6 @@ def mask_rows(parents: list[int], window_sees: list[list[int]] = ()) -> list[lis
         for k in sees:
             rows[len(parents) + 1 + w][k] = True
     return rows
-
-
-def position_offsets(parents: list[int]) -> list[int]:
-    """Position of the pending token and each node, relative to the pending token."""
-    return [0] + depths(parents)
 
 
 # The one cap on a draft tree given by the user (Medusa's and EAGLE-1's JSON trees, EAGLE-2's

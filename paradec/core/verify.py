@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..drafters.chain import chain_parents
 from . import tree
 from .sampling import Sampler, one_hot, pad_to, residual, top_list
 from .steps import Draft, Node, Verified
-from .targets import as_target, float_mask, slide
+from .targets import as_target
 
 
 def allowed_mask(parents: list[int], cached: int, uncached: int, window_sees: list[list[int]] = ()) -> torch.Tensor:
@@ -26,16 +25,6 @@ def allowed_mask(parents: list[int], cached: int, uncached: int, window_sees: li
     allowed = torch.ones(u + n, cached + u + n, dtype=torch.bool).tril(cached)  # causal part
     allowed[u - 1 :, cached + u - 1 :] = torch.tensor(tree.mask_rows(parents, window_sees), dtype=torch.bool)
     return allowed
-
-
-def tree_attention_mask(
-    parents: list[int], cached: int, uncached: int, dtype: torch.dtype, window_sees: list[list[int]] = (),
-    positions: torch.Tensor | None = None, sliding_window: int | None = None,
-) -> torch.Tensor:
-    """allowed_mask as Hugging Face's additive 4D mask (1, 1, U+N+W, C+U+N+W); with a sliding window
-    (positions: the queries' position ids), a query at position i never sees a key at i - window or before."""
-    allowed = allowed_mask(parents, cached, uncached, window_sees)
-    return float_mask(allowed if sliding_window is None else slide(allowed, positions, sliding_window), dtype)
 
 
 def target_forward(target, cache, uncached: list[int], draft: Draft, hidden_layers: tuple[int, ...] = ()) -> Verified:
@@ -97,7 +86,7 @@ def pass_ms(forwards: dict, context: list[int], sizes, repeats: int) -> dict[str
                     t = as_target(forward)
                     cache = t.new_cache()
                     target_forward(t, cache, context, Draft())
-                    draft = Draft(tokens=(context * n)[: n - 1], parents=chain_parents(n - 1))
+                    draft = Draft(tokens=(context * n)[: n - 1], parents=tree.chain_parents(n - 1))
                     t0 = time.perf_counter()
                     target_forward(t, cache, context[-1:], draft)
                     times[name][n].append((time.perf_counter() - t0) * 1e3)

@@ -1,2 +1,2 @@
-"""What a forward pass and a run cost: the machine's probe, the roofline, the speculative cost model, tree
-attention's reads, and memory, measured and modelled."""
+"""What a forward pass costs: the machine's probe, the roofline, the speculative cost model and tree attention's
+reads (measured memory is the benchmark's: paradec.bench_memory; the presets' memory model: paradec.tuning)."""

@@ -11,7 +11,6 @@ this machine is in paradec.costs.machine, the speculative step's cost model in p
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from types import SimpleNamespace
 
 # Bytes per element. tf32 is a tensor-core mode: the data stays 4-byte float32 in memory.
 DTYPE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
@@ -85,15 +84,6 @@ class ModelShape:
 
     def __post_init__(self):
         object.__setattr__(self, "head_dim", self.head_dim or self.hidden // self.heads)
-
-    @classmethod
-    def from_config(cls, config, name: str = "", dtype_bytes: int = 2) -> "ModelShape":
-        """From a Hugging Face config object or its dict (duck-typed attribute names)."""
-        c = SimpleNamespace(**config) if isinstance(config, dict) else config
-        heads = c.num_attention_heads
-        return cls(name or getattr(c, "_name_or_path", "") or "model", c.num_hidden_layers, c.hidden_size, heads,
-                   getattr(c, "num_key_value_heads", None) or heads, c.intermediate_size, c.vocab_size,
-                   bool(getattr(c, "tie_word_embeddings", False)), dtype_bytes, getattr(c, "head_dim", None) or 0)
 
     def with_dtype(self, dtype: str) -> "ModelShape":
         return replace(self, dtype_bytes=DTYPE_BYTES[dtype])
@@ -169,6 +159,24 @@ def memory_bound(hw: Hardware, dtype: str, cost: Cost) -> bool:
 def attainable(hw: Hardware, dtype: str, intensity: float) -> float:
     """FLOP/s the roofline allows at this intensity."""
     return min(hw.peak(dtype), intensity * hw.bandwidth)
+
+
+def crossing(hw: Hardware, m: ModelShape, dtype: str, context: int = 0, batch: int = 1,
+             most: int = 4096) -> int | None:
+    """The fewest tokens in a pass (after `context` cached ones, at this batch) whose arithmetic intensity reaches
+    the chip's ridge: from there on the pass waits on arithmetic, not on memory. None: not within `most`."""
+    ridge, shape = hw.ridge(dtype), m.with_dtype(dtype)
+
+    def reaches(n: int) -> bool:
+        return forward_cost(shape, n, context, batch).intensity >= ridge
+
+    if not reaches(most):
+        return None
+    low, high = 1, most  # intensity grows with the tokens in the pass: a bisection finds the first
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if reaches(mid) else (mid + 1, high)
+    return low
 
 
 def forward_time(hw: Hardware, m: ModelShape, dtype: str, n: int, c: int = 0, b: int = 1,

@@ -15,8 +15,6 @@ with itself. Its logits differ from Hugging Face's by ~1e-6 (another summation o
 this object's, built once per loaded target and shared read-only by every run."""
 from __future__ import annotations
 
-import time
-
 import torch
 from torch.nn import functional as F
 
@@ -148,7 +146,6 @@ class FastTarget:
         """use_kernel=False: torch's matrix products on the fused weights (the fallback where the kernel
         cannot be built; also what the tests compare the kernel with). head, expand: a draft's own LM-head
         rows (V', H) and the map of its logits to the whole vocabulary (paradec.models.draft_model's subset)."""
-        t0 = time.perf_counter()
         kernel = kernels.kernel() if use_kernel else None
         base = model.model
         lm_head = Linear(model.lm_head.weight.detach() if head is None else head.detach(),
@@ -156,7 +153,6 @@ class FastTarget:
         self.assemble(model.config, kernel, base.embed_tokens, base.rotary_emb, base.norm,
                       [Layer(layer, kernel) for layer in base.layers], lm_head, expand)
         self.model = model  # the shared model: read, never changed
-        self.packing_s = time.perf_counter() - t0  # what the load adds (the kernel's one build aside)
 
     def assemble(self, config, kernel, embed, rotary, norm, layers: list, lm_head, expand=None) -> None:
         """A forward from its parts, whoever made them (a Hugging Face model here, a GGUF file in

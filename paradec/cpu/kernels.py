@@ -108,6 +108,16 @@ def _why(e: Exception) -> str:
     return f"{type(e).__name__}: {said[:200]}"
 
 
+def state() -> str:
+    """This process's kernel, never building it: "loaded", "off", "not tried" (nothing has asked for it yet), or
+    why it could not be built. For what a page or a health check shows: it imports no torch."""
+    if mode() == "off":
+        return "off"
+    if not _load.cache_info().currsize:
+        return "not tried"
+    return _load()[1] or "loaded"
+
+
 def why_not() -> str:
     """Why the kernel is not available ("" when it is)."""
     return f"{SWITCH}=off" if mode() == "off" else _load()[1]

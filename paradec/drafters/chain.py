@@ -11,14 +11,10 @@ from __future__ import annotations
 import torch
 
 from .. import catalog
+from ..core.drafter import Drafter
 from ..core.steps import Draft
+from ..core.tree import chain_parents
 from . import draft_length as lengths
-from .base import Drafter
-
-
-def chain_parents(n: int) -> list[int]:
-    """A chain as a tree: node i hangs off node i - 1, the first off the pending token."""
-    return list(range(-1, n - 1))
 
 
 class ChainDrafter(Drafter):

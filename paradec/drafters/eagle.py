@@ -41,12 +41,13 @@ import torch
 from .. import catalog
 from ..core import records
 from ..core import tree as trees
+from ..core.drafter import Drafter
+from ..core.errors import first_line
 from ..core.steps import Draft
 from ..cpu import fast, view
 from ..traces import files
 from . import draft_length as lengths
 from . import eagle_head, pld
-from .base import Drafter, first_line
 from .eagle_head import fuse_layers
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "drafters"
@@ -264,9 +265,10 @@ def _stamp(folder: Path) -> tuple:
 
 
 @lru_cache(maxsize=4)  # a head is read once, not per run: a service's refused or repeated runs add nothing
-def _head(folder: str, stamp: tuple, device: torch.device, dtype: torch.dtype) -> eagle_head.EagleHead:
+def _head(folder: str, _files: tuple, device: torch.device, dtype: torch.dtype) -> eagle_head.EagleHead:
     """The head in `folder`, on the target's device and dtype, its linears packed for the CPU kernel.
-    Shared by every run that asks for it: read-only (each run keeps its own HeadCache)."""
+    Shared by every run that asks for it: read-only (each run keeps its own HeadCache). _files (the folder's
+    _stamp) is only the cache's key: a head saved again is read again."""
     loaded, _ = eagle_head.load(folder)
     return fast.pack_linears(loaded.to(device, dtype))
 

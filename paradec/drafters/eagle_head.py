@@ -226,10 +226,11 @@ def save(head: EagleHead, folder, cfg, meta: dict) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     state = {k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in head.state_dict().items()}
-    save_file(state, str(folder / "head.safetensors"))
+    with files.replacing(folder / "head.safetensors") as tmp:  # whole or not at all, through a link to its target
+        save_file(state, str(tmp))
     layer = {k: getattr(cfg, k) for k in LAYER_KEYS if getattr(cfg, k, None) is not None}
     config = {"eagle_version": head.version, "num_head_layers": len(head.layers), **layer, **meta}
-    (folder / "config.json").write_text(json.dumps(config, indent=1))
+    files.write_atomic(folder / "config.json", json.dumps(config, indent=1))
 
 
 def load(folder) -> tuple[EagleHead, dict]:

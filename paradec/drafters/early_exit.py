@@ -20,9 +20,9 @@ from torch import nn
 from transformers import DynamicCache
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
 
+from ..core.errors import first_line
 from ..cpu import view
 from ..cpu.view import causal_mask, run_layers
-from .base import first_line
 from .chain import ChainDrafter
 from .subset import VocabSubset, read_weights, save_weights
 

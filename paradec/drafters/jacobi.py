@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 
 from ..core import records
+from ..core.drafter import Drafter
 from ..core.steps import Draft
-from .base import Drafter
-from .chain import chain_parents
+from ..core.tree import chain_parents
 
 
 class Jacobi(Drafter):

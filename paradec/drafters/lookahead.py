@@ -15,8 +15,8 @@ from dataclasses import replace
 import torch
 
 from ..core import records
+from ..core.drafter import Drafter
 from ..core.steps import Draft
-from .base import Drafter
 
 
 class Lookahead(Drafter):

@@ -29,11 +29,12 @@ import torch
 
 from ..core import records
 from ..core import tree as trees
+from ..core.drafter import Drafter
+from ..core.errors import first_line
 from ..core.steps import Draft
 from ..cpu import fast, view
 from . import draft_length as lengths
 from . import medusa_heads
-from .base import Drafter, first_line
 from .subset import VocabSubset
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "drafters" / "medusa-smollm2"

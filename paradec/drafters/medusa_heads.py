@@ -23,6 +23,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from ..traces import files
+
 OFFICIAL_FILES = ("medusa_lm_head.safetensors", "medusa_lm_head.pt")
 OURS = "model.safetensors"
 
@@ -73,7 +75,8 @@ def save(heads: MedusaHeads, path: Path) -> None:
         state["vocab_ids"] = heads.vocab_ids.int()
     meta = {"format": "paradec-medusa", "heads": str(heads.num_heads), "layers": str(heads.layers),
             "tree": json.dumps(heads.tree), "target": heads.target}
-    save_file(state, str(path), metadata=meta)
+    with files.replacing(path) as tmp:  # whole or not at all, and through a link to its target
+        save_file(state, str(tmp), metadata=meta)
 
 
 def load(spec: str | Path) -> MedusaHeads:

@@ -34,7 +34,8 @@ import torch
 from ..core import records
 from ..core.steps import Draft
 from ..core.targets import as_target
-from .chain import ChainDrafter, chain_parents
+from ..core.tree import chain_parents
+from .chain import ChainDrafter
 from .sps import draft_logits
 
 

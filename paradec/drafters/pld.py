@@ -5,9 +5,9 @@ summarisation, extraction and code editing, where the answer repeats the prompt.
 from __future__ import annotations
 
 from ..core import records
+from ..core.drafter import Drafter
 from ..core.steps import Draft
-from .base import Drafter
-from .chain import chain_parents
+from ..core.tree import chain_parents
 
 # A step searches the context once per n-gram length (each search O(context x n)) and verifies k + 1
 # tokens: unbounded, ngram_max = 4,000 took 27 s a step at 4,000 tokens of context.

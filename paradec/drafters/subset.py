@@ -42,7 +42,8 @@ def save_weights(path: Path, tensors: dict[str, torch.Tensor], ids: torch.Tensor
     path.parent.mkdir(parents=True, exist_ok=True)
     out = {k: v.detach().cpu().to(torch.float16).contiguous() for k, v in tensors.items()}
     out[SUBSET_KEY] = ids.cpu().to(torch.int32)
-    save_file(out, str(path), metadata={k: str(v) for k, v in metadata.items()})
+    with files.replacing(path) as tmp:  # whole or not at all, and through a link to its target
+        save_file(out, str(tmp), metadata={k: str(v) for k, v in metadata.items()})
     return path
 
 

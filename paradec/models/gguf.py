@@ -12,8 +12,10 @@ import tempfile
 from pathlib import Path
 
 from ..cache import cache_dir
-from ..drafters.base import first_line
-from . import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE, Loaded, ModelError, pick_device, pick_dtype
+from ..core.errors import first_line
+from .devices import pick_device, pick_dtype
+from .embedded import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE
+from .loaded import Loaded, ModelError
 
 WEIGHTS = ("q4", "f32")
 
@@ -61,16 +63,6 @@ def load_q4(spec: str | None, device: str | None, dtype: str | None) -> Loaded:
     name = EMBEDDED_NAME if spec == EMBEDDED else path.name
     return Loaded(model, tokenizer(path, spec == EMBEDDED), name, "cpu", "float32", fast=model.target,
                   weights="q4", source=spec)
-
-
-def float32_sibling(target: Loaded) -> Loaded:
-    """The float32 engine's copy of a 4-bit target (for what needs float32 weights: cllm's LoRA deltas merged into
-    them, bench's ar_torch), loaded from the same spec; a float32 target is its own."""
-    if target.weights != "q4":
-        return target
-    from . import load
-
-    return load(target.source, "cpu", "float32", weights="f32")
 
 
 def torch_products(base: Loaded) -> Loaded | None:

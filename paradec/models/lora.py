@@ -16,7 +16,9 @@ from safetensors.torch import save_file
 from torch import nn
 
 from .. import methods
-from . import Loaded, ModelError, gguf, with_fast
+from ..traces import files
+from . import loading
+from .loaded import Loaded, ModelError, with_fast
 
 WEIGHTS = "adapter.safetensors"
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -59,8 +61,8 @@ def save(wrapped: dict[str, LoRALinear], folder: Path, metadata: dict) -> Path:
         tensors[f"{name}.A"] = m.A.detach().cpu().to(torch.float16).contiguous()
         tensors[f"{name}.B"] = m.B.detach().cpu().to(torch.float16).contiguous()
     scale = next(iter(wrapped.values())).scale
-    save_file(tensors, str(folder / WEIGHTS),
-              metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
+    with files.replacing(folder / WEIGHTS) as tmp:  # whole or not at all, and through a link to its target
+        save_file(tensors, str(tmp), metadata={"scale": str(scale), **{k: str(v) for k, v in metadata.items()}})
     return folder / WEIGHTS
 
 
@@ -90,7 +92,7 @@ def merged(target: Loaded, folder: Path, label: str) -> Loaded:
     except (FileNotFoundError, ValueError) as e:
         raise ModelError(str(e)) from None
     if target.weights == "q4":
-        target = gguf.float32_sibling(target)
+        target = loading.float32_sibling(target)
         label = f"{label}, float32: its deltas merge into float32 weights"
     model = copy.deepcopy(target.model)  # the shared base model stays as it was loaded
     modules = dict(model.named_modules())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import layout
+from .style import N_, layout
 
 # one distinct colour per method: the arena races nine, the benchmark shows twelve with the peers
 PALETTE = ["#6b6b6b", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
@@ -40,7 +40,7 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int | None =
 
     fig = go.Figure(bar(ticks[0]), frames=[go.Frame(data=[bar(t)], name=f"{t:.0f}") for t in ticks])
     top = max(tr.new_tokens for tr in traces.values())
-    fig.update_xaxes(range=[0, top * 1.15], title="tokens committed")
+    fig.update_xaxes(range=[0, top * 1.15], title=N_("tokens committed"))
     fig.update_yaxes(tickmode="array", tickvals=names, autorange="reversed")  # a name on every bar, AR on top
     fig.update_layout(
         updatemenus=[dict(type="buttons", direction="left", x=0, y=-0.25, showactive=False, buttons=[
@@ -55,7 +55,7 @@ def race_figure(traces: dict[str, Trace], frames: int = 40, height: int | None =
         ])],
     )
     fig.update_layout(margin=dict(b=90))
-    return layout(fig, "race on measured step times: press ▶ Race", height or 26 * len(names) + 170)
+    return layout(fig, N_("race on measured step times: press ▶ Race"), height or 26 * len(names) + 170)
 
 
 def bars_figure(values: dict[str, float], title: str, fmt: str = "{:.2f}", height: int = 240) -> go.Figure:
@@ -79,7 +79,7 @@ def length_histogram(traces: dict[str, Trace], height: int = 240) -> go.Figure:
         for k, (m, tr) in enumerate(traces.items())
     ])
     fig.update_layout(barmode="group")
-    fig.update_xaxes(title="tokens per step (bonus included)", dtick=1)
-    fig.update_yaxes(title="steps")
+    fig.update_xaxes(title=N_("tokens per step (bonus included)"), dtick=1)
+    fig.update_yaxes(title=N_("steps"))
     # A column of many runs in a figure a whole row wide (the Arena), a row of a few under a narrow one (EAGLE)
-    return layout(fig, "acceptance length", height, legend="right" if len(traces) > 4 else "below")
+    return layout(fig, N_("acceptance length"), height, legend="right" if len(traces) > 4 else "below")

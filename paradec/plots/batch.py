@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from ..bench_batch import by_batch, crossing
 from ..costs import roofline
 from .arena import PALETTE
-from .style import layout
+from .style import N_, layout
 
 
 def _sizes(by: dict) -> list[int]:
@@ -22,9 +22,9 @@ def throughput_figure(report: dict, height: int = 340) -> go.Figure:
         fig.add_scatter(x=sizes, y=[by[str(b)]["tokens_per_s"] for b in sizes], name=m, mode="lines+markers",
                         line=dict(color=PALETTE[k % len(PALETTE)], dash="dash" if m == "ar" else "solid"),
                         hovertemplate=f"{m} · B=%{{x}}: %{{y:.0f}} tokens/s<extra></extra>")
-    fig.update_xaxes(title="batch size B", type="log", dtick=0.30103)
-    fig.update_yaxes(title="tokens/s (whole batch)", rangemode="tozero")
-    return layout(fig, "throughput by batch size", height)
+    fig.update_xaxes(title=N_("batch size B"), type="log", dtick=0.30103)
+    fig.update_yaxes(title=N_("tokens/s (whole batch)"), rangemode="tozero")
+    return layout(fig, N_("throughput by batch size"), height)
 
 
 def speedup_figure(report: dict, height: int = 340) -> go.Figure:
@@ -40,9 +40,9 @@ def speedup_figure(report: dict, height: int = 340) -> go.Figure:
         if at is not None:
             fig.add_vline(x=at, line=dict(color=color, dash="dot", width=1))
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
-    fig.update_xaxes(title="batch size B", type="log", dtick=0.30103)
-    fig.update_yaxes(title="speedup vs AR at the same B")
-    return layout(fig, "speedup by batch size", height)  # the dotted lines: the header's help
+    fig.update_xaxes(title=N_("batch size B"), type="log", dtick=0.30103)
+    fig.update_yaxes(title=N_("speedup vs AR at the same B"))
+    return layout(fig, N_("speedup by batch size"), height)  # the dotted lines: the header's help
 
 
 def passes(report: dict, model: roofline.ModelShape, context: int = 100) -> list[dict]:

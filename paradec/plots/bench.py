@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .arena import PALETTE
-from .style import layout
+from .style import N_, layout
 
 
 def _colors(report: dict) -> dict[str, str]:
@@ -30,7 +30,7 @@ def speedup_figure(report: dict, height: int = 440) -> go.Figure:
     ])
     fig.add_hline(y=1, line=dict(color="black", dash="dash"), annotation_text="AR", annotation_position="top left")
     fig.update_layout(barmode="group")
-    fig.update_yaxes(title="speedup vs AR (same run)", rangemode="tozero")
+    fig.update_yaxes(title=N_("speedup vs AR (same run)"), rangemode="tozero")
     return _layout(fig, "speedup by method and category", height)
 
 
@@ -44,8 +44,8 @@ def positions_figure(report: dict, height: int = 320) -> go.Figure:
                    hovertemplate=f"{name} depth %{{x}}: %{{y:.2f}} (%{{customdata}})<extra></extra>")
         for name, m in report["methods"].items() if m["acceptance_by_position"]
     ])
-    fig.update_xaxes(title="draft depth", dtick=1)
-    fig.update_yaxes(title="accepted share", range=[0, 1.05])
+    fig.update_xaxes(title=N_("draft depth"), dtick=1)
+    fig.update_yaxes(title=N_("accepted share"), range=[0, 1.05])
     return _layout(fig, "acceptance per draft position", height)
 
 
@@ -64,9 +64,9 @@ def tau_scatter(report: dict, height: int = 380) -> go.Figure:
         fig.add_trace(go.Scatter(x=[m["tau"] for _, m in pts], y=[m["speedup"] for _, m in pts], mode="markers",
                                  name=name, text=[c for c, _ in pts], marker=dict(color=colors[name], size=9),
                                  hovertemplate=f"{name} · %{{text}}: τ %{{x:.2f}}, %{{y:.2f}}×<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[1, top * 1.05], y=[1, top * 1.05], mode="lines", name="speedup = τ",
+    fig.add_trace(go.Scatter(x=[1, top * 1.05], y=[1, top * 1.05], mode="lines", name=N_("speedup = τ"),
                              line=dict(color="gray", dash="dot"), hoverinfo="skip"))
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
-    fig.update_xaxes(title="τ (tokens per target forward)")
-    fig.update_yaxes(title="speedup vs AR", rangemode="tozero")
+    fig.update_xaxes(title=N_("τ (tokens per target forward)"))
+    fig.update_yaxes(title=N_("speedup vs AR"), rangemode="tozero")
     return _layout(fig, "speedup against τ (one point per category)", height)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from ..core import records
 from ..traces.trace import Trace, rounded
 from .arena import PALETTE, bars_figure, finish_times
-from .style import COLORS, layout
+from .style import COLORS, N_, layout
 
 
 def lengths(trace: Trace) -> list[int]:
@@ -26,9 +26,9 @@ def lengths_figure(traces: dict[str, Trace], height: int = 300, unit: str = "tok
                    hovertemplate=f"{name}<br>step %{{x}}: drafted %{{y}}, accepted %{{customdata}}<extra></extra>")
         for k, (name, t) in enumerate(traces.items())
     ])
-    fig.update_xaxes(title="step (one target forward)")
-    fig.update_yaxes(title=f"{unit} drafted", rangemode="tozero", dtick=2)
-    return layout(fig, "draft length per step", height)
+    fig.update_xaxes(title=N_("step (one target forward)"))
+    fig.update_yaxes(title=N_("{unit} drafted").format(unit=unit), rangemode="tozero", dtick=2)
+    return layout(fig, N_("draft length per step"), height)
 
 
 def per_token_ms(trace: Trace) -> tuple[float, float]:
@@ -62,15 +62,15 @@ def time_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
     names = list(traces)
     ms = [per_token_ms(traces[m]) for m in names]
     fig = go.Figure([
-        go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name="draft",
+        go.Bar(y=names, x=[d for d, _ in ms], orientation="h", name=N_("draft"),
                marker_color=COLORS["resampled"]),
-        go.Bar(y=names, x=[v for _, v in ms], orientation="h", name="verify (target)",
+        go.Bar(y=names, x=[v for _, v in ms], orientation="h", name=N_("verify (target)"),
                marker_color=COLORS["bonus"]),
     ])
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="ms / token")  # short: the panel is a third of the page
+    fig.update_xaxes(title=N_("ms / token"))  # short: the panel is a third of the page
     fig.update_yaxes(autorange="reversed")
-    return layout(fig, "where the time goes", height)
+    return layout(fig, N_("where the time goes"), height)
 
 
 def tau_figure(traces: dict[str, Trace]) -> go.Figure:
@@ -95,12 +95,12 @@ def calibration_figure(trace: Trace, height: int = 260) -> go.Figure:
     cal = calibration(trace)
     fig = go.Figure([
         go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(dash="dot", color=COLORS["unreached"]),
-                   name="perfectly calibrated", hoverinfo="skip"),
+                   name=N_("perfectly calibrated"), hoverinfo="skip"),
         go.Scatter(x=[r["predicted"] for r in cal], y=[r["committed"] for r in cal], mode="markers+text",
                    marker=dict(size=[6 + min(24, r["tokens"]) for r in cal], color=COLORS["accepted"]),
-                   text=[r["tokens"] for r in cal], textposition="top center", name="drafted tokens (count)",
+                   text=[r["tokens"] for r in cal], textposition="top center", name=N_("drafted tokens (count)"),
                    cliponaxis=False),  # a count over a point at 1.0 stands over the plot area
     ])
-    fig.update_xaxes(title="predicted chance of being committed", range=[0, 1.02])
-    fig.update_yaxes(title="share committed", range=[0, 1.1])
-    return layout(fig, "does the predicted chance hold?", height)
+    fig.update_xaxes(title=N_("predicted chance of being committed"), range=[0, 1.02])
+    fig.update_yaxes(title=N_("share committed"), range=[0, 1.1])
+    return layout(fig, N_("does the predicted chance hold?"), height)

@@ -16,13 +16,15 @@ import plotly.graph_objects as go
 from ..core import records
 from ..traces.trace import Trace, rounded
 from .arena import bars_figure, finish_times, length_histogram
-from .style import COLORS, label_room, layout
+from .style import COLORS, N_, label_room, layout
 from .tokens import label
 from .tree import pending_token
 
 # What a candidate looks like in a frame: growing (expanded or not), then reranked.
 STATES = {"expanded": "#1f77b4", "not expanded": "#9ecae1", "accepted": COLORS["accepted"],
           "kept": "#1f77b4", "cut": "#c9c9c9"}
+STATE_NAMES = {"expanded": N_("expanded"), "not expanded": N_("not expanded"), "accepted": N_("accepted"),
+               "kept": N_("kept"), "cut": N_("cut")}  # the legend's words (the app translates them)
 
 
 class Candidate(NamedTuple):
@@ -174,7 +176,7 @@ def growth_spec(trace: Trace, i: int, upto_depth: int | None = None, height: int
     accepted = accepted_candidates(trace, i) if upto_depth is None else set()
     by_index, nodes = {c.index: c for c in cands}, kept_nodes(cands)
     data = _edges(pos, shown, accepted)
-    data.append(dict(type="scatter", x=[0], y=[0], mode="markers+text", name="pending",
+    data.append(dict(type="scatter", x=[0], y=[0], mode="markers+text", name=N_("pending"),
                      text=[label(trace.text_of(pending_token(trace, i)))], textposition="middle left",
                      marker=dict(symbol="square", size=18, color=COLORS["pending"]),
                      hovertext=["the pending token: the last one committed"], hoverinfo="text"))
@@ -182,7 +184,7 @@ def growth_spec(trace: Trace, i: int, upto_depth: int | None = None, height: int
         group = [c for c in shown if state(c, upto_depth, accepted) == name]
         data.append(dict(
             type="scatter", x=[pos[c.index][0] for c in group], y=[pos[c.index][1] for c in group],
-            mode="markers+text", name=name, text=[label(trace.text_of(c.token)) for c in group],
+            mode="markers+text", name=STATE_NAMES[name], text=[label(trace.text_of(c.token)) for c in group],
             textposition="middle right", textfont=dict(size=11),
             hovertext=[_hover(trace, c, by_index, nodes) for c in group], hoverinfo="text",
             customdata=[nodes.get(c.index, -1) for c in group],
@@ -192,7 +194,7 @@ def growth_spec(trace: Trace, i: int, upto_depth: int | None = None, height: int
         ))
     widest = max((r["drafted"] for r in depth_counts(cands)), default=1)
     deepest = max((c.depth for c in cands), default=1)
-    axes = dict(xaxis=dict(title=dict(text="depth (0 = pending token)"), dtick=1, range=[-0.9, deepest + 0.8],
+    axes = dict(xaxis=dict(title=dict(text=N_("depth (0 = pending token)")), dtick=1, range=[-0.9, deepest + 0.8],
                            showgrid=False, zeroline=False),
                 yaxis=dict(visible=False, range=[-(widest + 1) / 2, (widest + 1) / 2]))
     fig = layout({"data": data, "layout": axes}, _title(cands, upto_depth), height or max(300, 90 + 26 * widest))
@@ -202,12 +204,12 @@ def growth_spec(trace: Trace, i: int, upto_depth: int | None = None, height: int
 
 def _title(cands: list[Candidate], upto_depth: int | None) -> str:
     if not cands:
-        return "nothing drafted this step"
+        return N_("nothing drafted this step")
     if upto_depth is not None:
-        return f"expand: drafted up to depth {upto_depth}, {len(visible(cands, upto_depth))} candidates"
-    thr = threshold(cands)
-    kept = sum(c.kept for c in cands)
-    return f"rerank: {kept} of {len(cands)} kept (confidence ≥ {thr:.3g})"
+        return N_("expand: drafted up to depth {depth}, {n} candidates").format(
+            depth=upto_depth, n=len(visible(cands, upto_depth)))
+    return N_("rerank: {kept} of {total} kept (confidence ≥ {threshold:.3g})").format(
+        kept=sum(c.kept for c in cands), total=len(cands), threshold=threshold(cands))
 
 
 def cut_rows(trace: Trace, i: int) -> list[dict]:
@@ -242,9 +244,9 @@ def depth_acceptance_figure(trace: Trace, height: int = 260) -> go.Figure:
     fig = go.Figure(go.Bar(x=[r["depth"] for r in rows], y=[r["rate"] for r in rows], marker_color=COLORS["accepted"],
                            text=[f"{r['accepted']}/{r['tested']}" for r in rows], textposition="outside",
                            hovertemplate="depth %{x}: %{text} accepted (%{y:.0%})<extra></extra>"))
-    fig.update_xaxes(title="depth d", dtick=1)
-    fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title="accepted | tested (path reached d−1)")
-    return layout(fig, "accepted at depth d, given the path reached d−1" if rows
+    fig.update_xaxes(title=N_("depth d"), dtick=1)
+    fig.update_yaxes(range=[0, 1.15], tickformat=".0%", title=N_("accepted | tested (path reached d−1)"))
+    return layout(fig, N_("accepted at depth d, given the path reached d−1") if rows
                   else "acceptance per depth: nothing was drafted", height)
 
 
@@ -274,14 +276,14 @@ def time_split_figure(traces: dict[str, Trace], height: int = 260) -> go.Figure:
     per_token = {m: max(1, traces[m].new_tokens) for m in names}
     fig = go.Figure([
         go.Bar(y=names, x=[sum(s.draft_ms for s in traces[m].steps) / per_token[m] for m in names], orientation="h",
-               name="draft (head)", marker_color=COLORS["resampled"]),
+               name=N_("draft (head)"), marker_color=COLORS["resampled"]),
         go.Bar(y=names, x=[sum(s.verify_ms for s in traces[m].steps) / per_token[m] for m in names], orientation="h",
-               name="verify (target)", marker_color=COLORS["bonus"]),
+               name=N_("verify (target)"), marker_color=COLORS["bonus"]),
     ])
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="ms / token")
+    fig.update_xaxes(title=N_("ms / token"))
     fig.update_yaxes(autorange="reversed")
-    return layout(fig, "where the time goes", height)
+    return layout(fig, N_("where the time goes"), height)
 
 
 def compare_figures(traces: dict[str, Trace]) -> dict[str, go.Figure]:

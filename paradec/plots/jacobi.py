@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import COLORS, MIN_TEXT, STAGE_PX, cell_chars, layout
+from .style import COLORS, MIN_TEXT, N_, STAGE_PX, cell_chars, layout
 from .tokens import label
 
 CHANGED, STABLE, COMMITTED = "changed", "stable", "committed"
@@ -82,9 +82,9 @@ def grid_figure(trace: Trace, upto: int, rows: int = ROWS, height: int = 330, wi
     now = blocks[upto]
     fig.add_shape(type="rect", x0=now[0]["position"] - 0.5, x1=now[-1]["position"] + 0.5, y0=upto + 0.5,
                   y1=upto + 1.5, line=dict(color="black", width=2))
-    fig.update_xaxes(title="generated position", dtick=_dtick(columns, width), showgrid=False, zeroline=False)
-    fig.update_yaxes(title="iteration", dtick=1, showgrid=False, autorange="reversed")
-    return layout(fig, "convergence grid: each row is one target forward over the block", height)
+    fig.update_xaxes(title=N_("generated position"), dtick=_dtick(columns, width), showgrid=False, zeroline=False)
+    fig.update_yaxes(title=N_("iteration"), dtick=1, showgrid=False, autorange="reversed")
+    return layout(fig, N_("convergence grid: each row is one target forward over the block"), height)
 
 
 def committed_per_forward(trace: Trace) -> dict[int, int]:
@@ -103,9 +103,9 @@ def committed_figure(trace: Trace, current: int, height: int = 330) -> go.Figure
         x=list(counts), y=list(counts.values()), text=list(counts.values()), textposition="outside",
         marker_color=[COLORS["accepted"] if k == now else "#9ecae1" for k in counts],
     ))
-    fig.update_xaxes(title="tokens committed by one forward", dtick=1)
-    fig.update_yaxes(title="iterations", range=[0, max(counts.values()) * 1.2])
-    return layout(fig, f"τ = {trace.tau:.2f} · this pass: {now}", height)
+    fig.update_xaxes(title=N_("tokens committed by one forward"), dtick=1)
+    fig.update_yaxes(title=N_("iterations"), range=[0, max(counts.values()) * 1.2])
+    return layout(fig, N_("τ = {tau:.2f} · this pass: {now}").format(tau=trace.tau, now=now), height)
 
 
 def position_figure(trace: Trace, height: int = 280) -> go.Figure:
@@ -119,6 +119,6 @@ def position_figure(trace: Trace, height: int = 280) -> go.Figure:
         x=list(range(1, longest + 1)), y=share, text=[f"{v:.0%}" for v in share], textposition="outside",
         marker_color=[COLORS["target"]] + [COLORS["accepted"]] * (longest - 1),
     ))
-    fig.update_xaxes(title="position in the block", dtick=1)
-    fig.update_yaxes(title="passes that committed it", range=[0, 1.2], tickformat=".0%")
-    return layout(fig, "committed, by position", height)
+    fig.update_xaxes(title=N_("position in the block"), dtick=1)
+    fig.update_yaxes(title=N_("passes that committed it"), range=[0, 1.2], tickformat=".0%")
+    return layout(fig, N_("committed, by position"), height)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import COLORS, layout
+from .style import COLORS, N_, layout
 
 
 def running_tau(trace: Trace, upto: int) -> float:
@@ -19,15 +19,15 @@ def tokens_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     acc = [len(s.accepted) for s in trace.steps]
     last = [len(s.tokens) - len(s.accepted) for s in trace.steps]
     fig = go.Figure([
-        go.Bar(x=x, y=acc, name="accepted drafts", marker_color=COLORS["accepted"]),
-        go.Bar(x=x, y=last, name="target's token", marker_color=COLORS["bonus"]),
-        go.Scatter(x=x, y=[running_tau(trace, i) for i in range(len(x))], name="running τ", mode="lines",
+        go.Bar(x=x, y=acc, name=N_("accepted drafts"), marker_color=COLORS["accepted"]),
+        go.Bar(x=x, y=last, name=N_("target's token"), marker_color=COLORS["bonus"]),
+        go.Scatter(x=x, y=[running_tau(trace, i) for i in range(len(x))], name=N_("running τ"), mode="lines",
                    line=dict(color="black")),
     ])
     fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="step")
-    return layout(fig, "tokens per step (one target forward each)", height, legend="below")
+    fig.update_xaxes(title=N_("step"))
+    return layout(fig, N_("tokens per step (one target forward each)"), height, legend="below")
 
 
 def position_figure(trace: Trace, height: int = 240) -> go.Figure:
@@ -37,22 +37,22 @@ def position_figure(trace: Trace, height: int = 240) -> go.Figure:
         x=[d for d, _, _ in rows], y=[a / n for _, n, a in rows], marker_color=COLORS["accepted"],
         text=[f"{a}/{n}" for _, n, a in rows], textposition="outside",
     ))
-    fig.update_xaxes(title="draft depth", dtick=1)
-    fig.update_yaxes(range=[0, 1.15], title="accepted | tested")
-    return layout(fig, "acceptance per depth" if rows else "acceptance: nothing was drafted", height)
+    fig.update_xaxes(title=N_("draft depth"), dtick=1)
+    fig.update_yaxes(range=[0, 1.15], title=N_("accepted | tested"))
+    return layout(fig, N_("acceptance per depth") if rows else "acceptance: nothing was drafted", height)
 
 
 def time_figure(trace: Trace, current: int, height: int = 240) -> go.Figure:
     x = list(range(1, len(trace.steps) + 1))
     fig = go.Figure([
-        go.Bar(x=x, y=[s.draft_ms for s in trace.steps], name="draft ms", marker_color=COLORS["resampled"]),
-        go.Bar(x=x, y=[s.verify_ms for s in trace.steps], name="verify ms", marker_color=COLORS["bonus"]),
+        go.Bar(x=x, y=[s.draft_ms for s in trace.steps], name=N_("draft ms"), marker_color=COLORS["resampled"]),
+        go.Bar(x=x, y=[s.verify_ms for s in trace.steps], name=N_("verify ms"), marker_color=COLORS["bonus"]),
     ])
     fig.add_vline(x=current + 1, line=dict(color="#f5b700", width=3))
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title="step")
-    fig.update_yaxes(title="ms")
-    return layout(fig, "draft vs verify time", height, legend="below")
+    fig.update_xaxes(title=N_("step"))
+    fig.update_yaxes(title=N_("ms"))
+    return layout(fig, N_("draft vs verify time"), height, legend="below")
 
 
 COST_COLORS = ("bonus", "resampled", "accepted")
@@ -76,11 +76,12 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
                                  textposition="top center" if i % 2 else "bottom center", cliponaxis=False,
                                  line=dict(color=COLORS[color], width=3), customdata=times,
                                  hovertemplate="%{x} tokens: %{y:.1f} ms, %{customdata}<extra>" + name + "</extra>"))
-    fig.update_xaxes(title="tokens in one target forward", type="log", tickvals=ticks, tickangle=0)
-    fig.update_yaxes(title="ms (label: × the 1-token pass)", rangemode="tozero")
+    fig.update_xaxes(title=N_("tokens in one target forward"), type="log", tickvals=ticks, tickangle=0)
+    fig.update_yaxes(title=N_("ms (label: × the 1-token pass)"), rangemode="tozero")
     threads = cost.get("threads", "?")  # the title is short: a narrow column wraps it in two lines, no more
-    return layout(fig, f"{cost['model'].split('/')[-1]} on {cost['device']}, {threads} thread"
-                       + ("" if threads == 1 else "s"), height)
+    title = N_("{model} on {device}, 1 thread") if threads == 1 else N_("{model} on {device}, {threads} threads")
+    return layout(fig, title.format(model=cost["model"].split("/")[-1], device=cost["device"], threads=threads),
+                  height)
 
 
 def _spaced(sizes: list[int], ratio: float) -> list[int]:

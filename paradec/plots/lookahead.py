@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from ..core import records
 from ..core.steps import Step
 from ..traces.trace import Trace
-from .style import COLORS, MIN_TEXT, cell_chars, layout
+from .style import COLORS, MIN_TEXT, N_, cell_chars, layout
 from .tokens import label
 from .tree import pending_token
 
@@ -103,7 +103,7 @@ def window_figure(trace: Trace, i: int, height: int = 260) -> go.Figure:
     added = rec.added
     grid = [list(level) for level in rec.levels] + ([[g[-1] for g in added]] if added else [])
     n_levels = len(rec.levels)
-    names = [f"level {j}" for j in range(n_levels)] + (["prediction"] if added else [])
+    names = [N_("level {j}").format(j=j) for j in range(n_levels)] + ([N_("prediction")] if added else [])
     z = [[0.5 if j == n_levels else 0.0 for _ in row] for j, row in enumerate(grid)]
     z[0][0] = 1.0  # the pending token: committed, not a guess
     chars = cell_chars(len(grid[0]))  # a long window's cells are narrow: what fits, hover shows the rest
@@ -118,7 +118,8 @@ def window_figure(trace: Trace, i: int, height: int = 260) -> go.Figure:
     for c, new in enumerate(_column_is_new(trace, i)):
         fig.add_shape(type="rect", x0=c - 0.46, x1=c + 0.46, y0=-0.46, y1=len(grid) - 0.54,
                       line=dict(color="black" if new else "#999", width=2, dash="solid" if new else "dot"))
-    fig.update_xaxes(tickvals=list(range(len(grid[0]))), ticktext=[f"col {c}" for c in range(len(grid[0]))],
-                     side="top", showgrid=False)
+    columns = range(len(grid[0]))
+    fig.update_xaxes(tickvals=list(columns), ticktext=[N_("col {c}").format(c=c) for c in columns], side="top",
+                     showgrid=False)
     fig.update_yaxes(tickvals=list(range(len(grid))), ticktext=names, autorange="reversed", showgrid=False)
     return layout(fig, height=height)

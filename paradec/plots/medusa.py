@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from ..core import tree
 from ..traces.trace import Trace
-from .style import COLORS, MIN_TEXT, cell_chars, layout
+from .style import COLORS, MIN_TEXT, N_, cell_chars, layout
 from .tokens import label
 
 
@@ -77,19 +77,20 @@ def heads_figure(trace: Trace, i: int, height: int = 280) -> go.Figure:
         fig.add_shape(type="rect", x0=r - 0.5, x1=r + 0.5, y0=d - 1.5, y1=d - 0.5,
                       line=dict(color=COLORS["accepted"] if (d, r) in won else "#444444",
                                 width=4 if (d, r) in won else 1.5))
-    fig.update_xaxes(title="top-k rank", tickvals=list(range(len(z[0]) if z else 0)), side="top")
-    fig.update_yaxes(title="head", tickvals=list(range(len(z))), ticktext=[f"head {d + 1}" for d in range(len(z))],
-                     autorange="reversed")
+    fig.update_xaxes(title=N_("top-k rank"), tickvals=list(range(len(z[0]) if z else 0)), side="top")
+    fig.update_yaxes(title=N_("head"), tickvals=list(range(len(z))), autorange="reversed",
+                     ticktext=[N_("head {n}").format(n=d + 1) for d in range(len(z))])
     return layout(fig, None, max(height, 48 * len(z) + 90))
 
 
 def head_acceptance_figure(trace: Trace, height: int = 240) -> go.Figure:
     rows = head_acceptance(trace)
-    heads = [f"head {r['head']}" for r in rows]
+    heads = [N_("head {n}").format(n=r["head"]) for r in rows]
     fig = go.Figure([
-        go.Bar(x=heads, y=[r["rate"] for r in rows], name="accepted (share of steps)", marker_color=COLORS["accepted"]),
-        go.Bar(x=heads, y=[r["given_previous"] for r in rows], name="given the head before was",
+        go.Bar(x=heads, y=[r["rate"] for r in rows], name=N_("accepted (share of steps)"),
+               marker_color=COLORS["accepted"]),
+        go.Bar(x=heads, y=[r["given_previous"] for r in rows], name=N_("given the head before was"),
                marker_color="#9ecae1"),
     ])
     fig.update_yaxes(range=[0, 1], tickformat=".0%")
-    return layout(fig, "Per-head acceptance over the run", height)
+    return layout(fig, N_("Per-head acceptance over the run"), height)

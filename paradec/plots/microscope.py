@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from ..core.steps import Node
 from ..traces.trace import Trace
-from .style import COLORS, P_COLOR, Q_COLOR, RESIDUAL_COLOR, layout
+from .style import COLORS, N_, P_COLOR, Q_COLOR, RESIDUAL_COLOR, layout
 from .tokens import label
 
 OTHER = "other"
@@ -50,20 +50,24 @@ def _names(trace: Trace, keys: list) -> list[str]:
     return [OTHER if k == OTHER else label(trace.text_of(k)) for k in keys]
 
 
+TOKEN_ANGLE = -90  # tokens under their bars, upright: a narrow chart (a phone's, a presenter's) fits them
+
+
 def pq_figure(trace: Trace, node: Node, height: int = 280) -> go.Figure:
     """Top-k of p and q side by side, on the tokens either list mentions."""
     p, q = dict(node.p_top), dict(node.q_top)
     keys = list(dict.fromkeys([node.token] + [t for t, _ in node.p_top] + [t for t, _ in node.q_top]))[:14]
     x = _names(trace, keys)
     fig = go.Figure([
-        go.Bar(name="p (target)", x=x, y=[p.get(k, node.p if k == node.token else None) for k in keys],
+        go.Bar(name=N_("p (target)"), x=x, y=[p.get(k, node.p if k == node.token else None) for k in keys],
                marker_color=P_COLOR),
-        go.Bar(name="q (draft)", x=x, y=[q.get(k, node.q if k == node.token else None) for k in keys],
+        go.Bar(name=N_("q (draft)"), x=x, y=[q.get(k, node.q if k == node.token else None) for k in keys],
                marker_color=Q_COLOR),
     ])
-    fig.add_annotation(x=x[0], y=max(node.p or 0, node.q or 0), text="drafted", showarrow=True, ay=-25)
-    fig.update_yaxes(title="probability")
-    return layout(fig, "top-k of p and q (no bar: outside that top-k)", height)
+    fig.add_annotation(x=x[0], y=max(node.p or 0, node.q or 0), text=N_("drafted"), showarrow=True, ay=-25)
+    fig.update_yaxes(title=N_("probability"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
+    return layout(fig, N_("top-k of p and q (no bar: outside that top-k)"), height)
 
 
 def accept_figure(node: Node, height: int = 280) -> go.Figure:
@@ -76,16 +80,17 @@ def accept_figure(node: Node, height: int = 280) -> go.Figure:
         textposition="top center" if node.u <= 0.7 else "bottom center",
         marker=dict(symbol="line-ew", size=60, line=dict(width=4, color="black")), name="u",
     ))
-    fig.update_yaxes(range=[0, 1.05], title="probability")
+    fig.update_yaxes(range=[0, 1.05], title=N_("probability"))
     fig.update_layout(showlegend=False)
-    return layout(fig, f"u vs min(1,p/q): {node.status}", height)
+    return layout(fig, N_("u vs min(1,p/q): {status}").format(status=N_(node.status)), height)
 
 
 def residual_figure(trace: Trace, residual_top: list, height: int = 280) -> go.Figure:
     x = [label(trace.text_of(t)) for t, _ in residual_top]
     fig = go.Figure(go.Bar(x=x, y=[p for _, p in residual_top], marker_color=RESIDUAL_COLOR))
-    fig.update_yaxes(title="probability")
-    return layout(fig, "residual norm(max(0, p − q))", height)
+    fig.update_yaxes(title=N_("probability"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
+    return layout(fig, N_("residual norm(max(0, p − q))"), height)
 
 
 def histogram_figure(trace: Trace, node: Node, n: int = 1000, seed: int = 0, height: int = 300) -> go.Figure:
@@ -93,9 +98,11 @@ def histogram_figure(trace: Trace, node: Node, n: int = 1000, seed: int = 0, hei
     counts, accepted = simulate(p, q, n, seed)
     x = _names(trace, keys)
     fig = go.Figure([
-        go.Bar(name=f"{n} simulated draws", x=x, y=counts / n, marker_color=RESIDUAL_COLOR),
-        go.Bar(name="p (target)", x=x, y=p, marker_color=P_COLOR, opacity=0.55),
-        go.Bar(name="q (draft)", x=x, y=q, marker_color=Q_COLOR, opacity=0.55),
+        go.Bar(name=N_("{n} simulated draws").format(n=n), x=x, y=counts / n, marker_color=RESIDUAL_COLOR),
+        go.Bar(name=N_("p (target)"), x=x, y=p, marker_color=P_COLOR, opacity=0.55),
+        go.Bar(name=N_("q (draft)"), x=x, y=q, marker_color=Q_COLOR, opacity=0.55),
     ])
-    fig.update_yaxes(title="share")
-    return layout(fig, f"{n} runs of the rule: {accepted:.0%} kept the draft, the rest resampled", height)
+    fig.update_yaxes(title=N_("share"))
+    fig.update_xaxes(tickangle=TOKEN_ANGLE)
+    return layout(fig, N_("{n} runs of the rule: {accepted:.0%} kept the draft, the rest resampled").format(
+        n=n, accepted=accepted), height)

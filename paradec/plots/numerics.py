@@ -7,7 +7,7 @@ import math
 
 import plotly.graph_objects as go
 
-from .style import COLORS, layout
+from .style import COLORS, N_, layout
 from .tokens import label
 
 DTYPE_COLORS = {"float32": COLORS["bonus"], "bfloat16": COLORS["resampled"]}
@@ -41,9 +41,9 @@ def top_figure(run: dict, height: int = 300) -> go.Figure:
                             text=[f"{dict(top).get(t, 0):.3f}" for t in order], textposition="outside",
                             textangle=-90, constraintext="inside")
                      for dtype, top in tops.items()])
-    fig.update_yaxes(title="probability", range=[0, max(p for top in tops.values() for _, p in top) * 1.3])
-    fig.update_xaxes(title=f"candidates for answer token {run['parts_at'] + 1}")
-    return layout(fig, "where they part: each run's own top tokens", height)
+    fig.update_yaxes(title=N_("probability"), range=[0, max(p for top in tops.values() for _, p in top) * 1.3])
+    fig.update_xaxes(title=N_("candidates for answer token {n}").format(n=run["parts_at"] + 1))
+    return layout(fig, N_("where they part: each run's own top tokens"), height)
 
 
 def gap(top: list) -> float:
@@ -64,6 +64,6 @@ def gaps_figure(run: dict, height: int = 300) -> go.Figure:
                                            f"{r['gap']:.4f} · bfloat16: {label(_text(run, r['bf16_token']))}"
                                            for r in g], hoverinfo="text")
                      for name, g in groups.items()])
-    fig.update_xaxes(title="answer token")
-    fig.update_yaxes(type="log", title="top-1 minus top-2 logit (float32)")
-    return layout(fig, "the float32 logit gap at every position", height)
+    fig.update_xaxes(title=N_("answer token"))
+    fig.update_yaxes(type="log", title=N_("top-1 minus top-2 logit (float32)"))
+    return layout(fig, N_("the float32 logit gap at every position"), height)

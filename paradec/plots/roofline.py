@@ -9,18 +9,18 @@ import plotly.graph_objects as go
 from ..costs import roofline
 from ..costs.roofline import Hardware, ModelShape
 from ..costs.speccost import SpecStep
-from .style import COLORS, layout
+from .style import COLORS, N_, layout
 
 VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)
 LABELLED = (1, 8, 64)
 STEP_COLOR = "#f5b700"
 
 
-def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11) -> go.Scatter:
+def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11, position="top center") -> go.Scatter:
     t = roofline.seconds(hw, dtype, cost)
     bound = "memory" if roofline.memory_bound(hw, dtype, cost) else "compute"
     return go.Scatter(x=[cost.intensity], y=[cost.flops / t], mode="markers+text", name=name, text=[text],
-                      textposition="top center", marker=dict(color=color, size=size, symbol=symbol),
+                      textposition=position, marker=dict(color=color, size=size, symbol=symbol),
                       hovertemplate=f"{name}<br>%{{x:.1f}} FLOP/byte<br>{t * 1e3:.3g} ms (MODEL, {bound}-bound)"
                                     "<extra></extra>")
 
@@ -32,7 +32,7 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
     verify = [roofline.forward_cost(m, k + 1, context, batch) for k in VERIFY_KS]
     times = [roofline.seconds(hw, dtype, c) for c in verify]
     line = go.Scatter(x=[c.intensity for c in verify], y=[c.flops / t for c, t in zip(verify, times)],
-                      mode="lines+markers+text", name="verify k drafted",
+                      mode="lines+markers+text", name=N_("verify k drafted"),
                       text=[f"k={k}" if k in LABELLED else "" for k in VERIFY_KS],  # every label: they overlap
                       textposition="bottom right", line=dict(color=COLORS["bonus"]),
                       customdata=[t * 1e3 for t in times],
@@ -40,7 +40,8 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
                       hovertemplate="verify: %{hovertext}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
                                     "<extra></extra>")
     return [line, _point(hw, dtype, ar, "AR decode (1 token)", "AR", COLORS["target"]),
-            _point(hw, dtype, prefill, f"prefill ({context} tokens)", "prefill", COLORS["accepted"])]
+            _point(hw, dtype, prefill, N_("prefill ({n} tokens)").format(n=context), "prefill", COLORS["accepted"],
+                   position="top left")]  # the rightmost point: its label inside the plot
 
 
 def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512, batch: int = 1,
@@ -52,18 +53,21 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     if step:
         fig.add_traces(_step(hw, m, dtype, step))
     xs = [x for tr in fig.data for x in tr.x]
-    ridge, peak = hw.ridge(dtype), hw.peak(dtype)
+    ridge = hw.ridge(dtype)
     lo, hi = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
-    fig.add_trace(go.Scatter(x=[lo, ridge, hi], y=[lo * hw.bandwidth, peak, peak], mode="lines", name="roof",
+    roof = [lo, ridge, hi]  # the bend at the ridge: the line of bandwidth, then the flat of the peak
+    fig.add_trace(go.Scatter(x=roof, y=[roofline.attainable(hw, dtype, x) for x in roof], mode="lines", name=N_("roof"),
                              line=dict(color="black", width=2), hoverinfo="skip"))
     fig.add_vline(x=ridge, line=dict(color="gray", dash="dot"))
-    fig.add_annotation(x=ridge, y=1, yref="paper", text=f"ridge {ridge:.3g} FLOP/byte", showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="gray"))
+    fig.add_annotation(x=ridge, y=0, yref="paper", text=N_("ridge {ridge:.3g} FLOP/byte").format(ridge=ridge),
+                       showarrow=False, textangle=-90, xanchor="right", yanchor="bottom",  # up the line from the
+                       font=dict(size=11, color="gray"))  # foot: clear of the passes' labels and a narrow legend
     ys = [y for tr in fig.data for y in tr.y]
-    fig.update_xaxes(type="log", title="arithmetic intensity (FLOP per byte moved)",
+    fig.update_xaxes(type="log", title=N_("arithmetic intensity (FLOP per byte moved)"),
                      range=[math.log10(lo), math.log10(hi)])  # fitted to the points, roof and ridge
-    fig.update_yaxes(type="log", title="FLOP/s", range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
-    return layout(fig, f"{m.name} ({dtype}, batch {batch}) on {hw.name}", height, legend="right")
+    fig.update_yaxes(type="log", title=N_("FLOP/s"), range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
+    return layout(fig, N_("{model} ({dtype}, batch {batch}) on {hw}").format(model=m.name, dtype=dtype, batch=batch,
+                                                                               hw=hw.name), height, legend="right")
 
 
 def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatter]:
@@ -75,7 +79,7 @@ def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatte
            f"MODEL {model_s * 1e3:.3g} ms · MEASURED {step['measured_s'] * 1e3:.3g} ms")
     return [go.Scatter(x=x, y=y, mode="lines", line=dict(color=STEP_COLOR, dash="dot"), showlegend=False,
                        hoverinfo="skip"),
-            go.Scatter(x=x, y=y, mode="markers", name=f"{step['label']}: model · measured",
+            go.Scatter(x=x, y=y, mode="markers", name=N_("{label}: model · measured").format(label=step["label"]),
                        marker=dict(color=STEP_COLOR, size=[16, 16], symbol=["star", "diamond"],
                                    line=dict(color="black", width=1)),
                        hovertemplate=tip + "<extra></extra>")]
@@ -89,8 +93,9 @@ def breakdown_figure(cost: SpecStep, tau: float, unit: str = "AR steps", height:
     fig = go.Figure([go.Bar(y=rows, x=x, name=name, orientation="h", marker_color=color,
                             hovertemplate=f"{name}: %{{x:.3g}} {unit}<extra></extra>") for name, x, color in parts])
     fig.update_layout(barmode="stack")
-    fig.update_xaxes(title=f"time for τ = {tau:.2f} tokens ({unit})")
-    title = f"predicted speedup {cost.speedup(tau):.2f}× (break-even τ = {cost.break_even_tau:.2f})"
+    fig.update_xaxes(title=N_("time for τ = {tau:.2f} tokens ({unit})").format(tau=tau, unit=unit))
+    title = N_("predicted speedup {speedup:.2f}× (break-even τ = {tau:.2f})").format(speedup=cost.speedup(tau),
+                                                                                   tau=cost.break_even_tau)
     return layout(fig, title, height)
 
 
@@ -102,5 +107,5 @@ def sweep_figure(xs: list, speedups: list[float], x_title: str, title: str, heig
                                hovertemplate=f"{x_title} %{{x}}: %{{y:.2f}}×<extra></extra>"))
     fig.add_hline(y=1, line=dict(color="black", dash="dash"))
     fig.update_xaxes(type="log", title=x_title, tickvals=xs)
-    fig.update_yaxes(title="speedup vs AR", rangemode="tozero")
+    fig.update_yaxes(title=N_("speedup vs AR"), rangemode="tozero")
     return layout(fig, title, height)

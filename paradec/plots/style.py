@@ -3,23 +3,37 @@ from __future__ import annotations
 
 from plotly.basedatatypes import BasePlotlyType
 
-# One colour per token fate; the token stream, the tree and the legends all use these.
+# One colour per token fate; the token stream, the tree and the legends all use these. As text they keep a
+# contrast of at least 4.5:1 on white and on the stream's highlight (#fff3bf), and no fate is told by its colour
+# alone: the stream marks each with a line (MARKS), the tree with a symbol (paradec.plots.tree).
 COLORS = {
-    "accepted": "#2ca02c",  # accepted draft
-    "rejected": "#d62728",  # rejected draft
-    "resampled": "#ff7f0e",  # drawn from the residual after a rejection
-    "bonus": "#1f77b4",  # the target's extra token after a fully accepted path
-    "target": "#6b6b6b",  # plain target token (nothing drafted, or greedy mismatch)
+    "accepted": "#117733",  # accepted draft
+    "rejected": "#b2182b",  # rejected draft
+    "resampled": "#9c4a00",  # drawn from the residual after a rejection
+    "bonus": "#005a9c",  # the target's extra token after a fully accepted path
+    "target": "#555555",  # plain target token (nothing drafted, or greedy mismatch)
     "unreached": "#c9c9c9",  # drafted but never tested: an earlier node was rejected
     "pending": "#444444",
+    "drafted": "#8c9cb5",  # proposed, not yet verified (predict mode hides the outcome until the learner answers)
 }
+
+
+def N_(text: str) -> str:
+    """Marks a figure's text for the app's French catalogue (scripts/messages.py extracts it; paradec.stage.figure_text
+    translates it where the figure is shown): the figures themselves stay English."""
+    return text
+
+
 ORIGIN_LABELS = {
-    "accepted": "accepted draft",
-    "rejected": "rejected draft",
-    "resampled": "resampled",
-    "bonus": "bonus",
-    "target": "plain target",
+    "accepted": N_("accepted draft"),
+    "rejected": N_("rejected draft"),
+    "resampled": N_("resampled"),
+    "bonus": N_("bonus"),
+    "target": N_("plain target"),
 }
+# How the token stream marks each fate besides its colour (CSS text-decoration).
+MARKS = {"accepted": "underline solid", "rejected": "line-through", "resampled": "underline wavy",
+         "bonus": "underline double", "target": "none"}
 P_COLOR, Q_COLOR, RESIDUAL_COLOR = "#1f77b4", "#ff7f0e", "#9467bd"
 TEMPLATE = "plotly_white"  # plotly's look for every figure, applied where it is shown (see layout)
 

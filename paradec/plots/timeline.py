@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from ..core import records
 from ..core.steps import Step
 from ..traces.trace import Trace
-from .style import COLORS, layout
+from .style import COLORS, N_, layout
 
 DRAFT, TARGET = "draft worker", "target worker"
 KINDS = {  # kind -> (legend label, colour)
@@ -66,7 +66,7 @@ def gantt_figure(trace: Trace, title: str, steps: range | None = None, height: i
                                       "<extra></extra>")
     fig.update_layout(barmode="overlay", bargap=0.35)
     fig.update_yaxes(categoryorder="array", categoryarray=[TARGET, DRAFT])
-    fig.update_xaxes(title="ms from the start of the run", range=[0, until_ms] if until_ms else None)
+    fig.update_xaxes(title=N_("ms from the start of the run"), range=[0, until_ms] if until_ms else None)
     return layout(fig, title, height)
 
 

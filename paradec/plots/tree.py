@@ -6,10 +6,18 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from ..traces.trace import Trace
-from .style import COLORS, ORIGIN_LABELS, layout
+from .style import COLORS, N_, ORIGIN_LABELS, layout
 from .tokens import fmt, label
 
 ROOT, FINAL = "root", "final"
+# Each kind of node has a shape as well as a colour (no fate is told by colour alone), and the legend names both.
+SYMBOLS = {"pending": "square", "accepted": "circle", "rejected": "x", "unreached": "circle-open",
+           "resampled": "diamond", "bonus": "diamond", "target": "diamond", "drafted": "circle-dot"}
+KIND_NAMES = {"pending": N_("pending token"), "accepted": N_("accepted"), "rejected": N_("rejected"),
+              "unreached": N_("never tested"), "resampled": N_("resampled by the target"),
+              "bonus": N_("bonus from the target"), "target": N_("the target's own token"),
+              "drafted": N_("drafted, not yet verified")}  # predict mode's veiled step (paradec.learn.questions)
+GLYPHS = {"square": "■", "circle": "●", "x": "✖", "circle-open": "○", "diamond": "◆", "circle-dot": "◉"}
 
 
 def pending_token(trace: Trace, i: int) -> int:
@@ -86,19 +94,39 @@ def tree_spec(trace: Trace, i: int, selected: int | None = None, height: int = 3
     verts = list(g.nodes)
     data.append(dict(
         type="scatter", x=[pos[v][0] for v in verts], y=[pos[v][1] for v in verts], mode="markers+text",
-        text=[label(trace.text_of(g.nodes[v]["token"])) for v in verts], textposition="top center",
+        text=[short(label(trace.text_of(g.nodes[v]["token"]))) for v in verts],
+        textposition=["top center" if pos[v][0] % 2 == 0 and v != FINAL else "bottom center" for v in verts],
+        # neighbours' labels above and below in turn (the target's token, under its lower branch: below), so that a
+        # phone's narrow tree keeps them apart
         cliponaxis=False,  # the top leaf's label stands over the plot area when its node is the big selected one
         hovertext=[_hover(trace, g, v) for v in verts], hoverinfo="text", showlegend=False,
         customdata=[v if isinstance(v, int) else -1 for v in verts],
         marker=dict(
             size=[28 if v == selected else 20 for v in verts],
-            symbol=["diamond" if v == FINAL else "square" if v == ROOT else "circle" for v in verts],
+            symbol=[SYMBOLS[g.nodes[v]["kind"]] for v in verts],
             color=[COLORS[g.nodes[v]["kind"]] for v in verts],
-            line=dict(color=["black" if v == selected else "white" for v in verts], width=3),
+            line=dict(color=["black" if v == selected else COLORS[g.nodes[v]["kind"]] for v in verts], width=3),
         ),
     ))
     ys = [y for _, y in pos.values()]
     height = max(height, 38 * (max(ys) - min(ys) + 1) + 90)  # a label over each leaf, none on another
-    axes = dict(xaxis=dict(title=dict(text="depth (0 = pending token)"), dtick=1, zeroline=False, showgrid=False),
-                yaxis=dict(visible=False, range=[min(ys) - 0.7, max(ys) + 0.9]))
+    axes = dict(xaxis=dict(title=dict(text=N_("depth (0 = pending token)")), dtick=1, zeroline=False, showgrid=False),
+                yaxis=dict(visible=False, range=[min(ys) - 1.3, max(ys) + 0.9]))
     return layout({"data": data, "layout": axes}, height=height)
+
+
+LABEL_CHARS = 7  # a node's label, at most: longer tokens (<|im_start|>) ran over their neighbours on a phone
+
+
+def short(text: str) -> str:
+    """A node's label: the token, cut with an ellipsis past LABEL_CHARS (its hover shows it whole)."""
+    return text if len(text) <= LABEL_CHARS else text[:LABEL_CHARS - 1] + "…"
+
+
+LEGEND = "   ".join(f"{GLYPHS[SYMBOLS[k]]} {{{k}}}" for k in ("pending", "accepted", "rejected", "unreached", "target"))
+
+
+def legend(names: dict[str, str] = KIND_NAMES) -> str:
+    """The tree's legend as a line of text (its panel's caption): each kind's symbol and its name (names: the
+    words, in the reader's language; the target's own token stands for the bonus and the resampled one too)."""
+    return LEGEND.format(**names)

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ..costs import treeattn
 from ..costs.roofline import ModelShape
-from .style import COLORS, MODEL, layout
+from .style import COLORS, N_, layout
 
 METHOD_COLORS = {"per-branch": COLORS["rejected"], "naive mask": COLORS["resampled"], "DeFT": COLORS["accepted"]}
 
@@ -23,7 +23,8 @@ def reads_figure(m: ModelShape, dtype: str, trees: dict[str, list[int]], c: int,
     shares = [treeattn.attention_share(m, p, c, q_block, batch) for p in trees.values()]
     # Standing up and not shrunk to its bar, "52.3×" fits over a bar a fifteenth of the chart wide.
     fig = go.Figure([go.Bar(x=labels, y=[r[k] / 1e6 for r in reads], name=k, marker_color=METHOD_COLORS[k],
-                            text=[f"{r[k] / r['DeFT']:.3g}×" for r in reads], textposition="outside",
+                            text=[f"{r[k] / r['DeFT']:.3g}×" if k != "DeFT" else "" for r in reads],  # DeFT: 1×
+                            textposition="outside",
                             textangle=-90, constraintext="inside",
                             customdata=[s[k] * 100 for s in shares],
                             hovertemplate=f"{k}: %{{y:.4g}} MB<br>%{{customdata:.1f}}% of the pass's bytes "
@@ -31,7 +32,9 @@ def reads_figure(m: ModelShape, dtype: str, trees: dict[str, list[int]], c: int,
                      for k in treeattn.METHODS])
     fig.update_layout(barmode="group")
     mb = [r[k] / 1e6 for r in reads for k in treeattn.METHODS]
-    fig.update_yaxes(type="log", title="KV read per verify pass (MB, one sequence)",  # room over the top bar's label
+    # room over the top bar's label
+    fig.update_yaxes(type="log", title=N_("KV read per verify pass (MB, one sequence)"),
                      range=[math.log10(min(mb) / 1.5), math.log10(max(mb) * 6)])
-    title = f"{m.name} ({dtype}), {c:,} cached tokens: KV bytes read by the tree's attention ({MODEL})"
+    title = N_("{model} ({dtype}), {c:,} cached tokens: KV bytes read by the tree's attention (MODEL)").format(
+        model=m.name, dtype=dtype, c=c)
     return layout(fig, title, height)

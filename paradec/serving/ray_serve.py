@@ -29,10 +29,10 @@ from ray.exceptions import RayActorError
 from ray.serve.exceptions import BackPressureError, RequestCancelledError
 
 from .. import methods, models
+from ..lanes import QueueFull
 from ..models import gguf
 from ..run import OutOfMemory, validate
 from ..traces.trace import Trace
-from .lanes import QueueFull
 from .requests import RunRequest
 from .serve import Cancelled, Service, Unavailable, create_app, pick
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from .. import catalog
+
 
 class _Sampling(BaseModel):
     """The decoding settings every request that decodes carries."""
@@ -46,3 +48,18 @@ class BatchRequest(_Sampling, _Method):
 class EngineRequest(PromptRequest):
     """POST /engine: a prompt for one of the engine peers named at start-up (--engine)."""
     engine: str
+
+
+def method_json(m: catalog.Method) -> dict:
+    """A method's description as the service gives it (GET /methods)."""
+    params = [{"name": p.name, "type": p.kind.__name__, "default": p.default, "help": p.help, "low": p.low,
+               "high": p.high, "choices": list(p.choices)} for p in m.params]
+    return {"name": m.name, "family": m.family, "summary": m.summary, "lossless": m.lossless, "needs": m.needs,
+            "params": params}
+
+
+def with_methods(schema: dict) -> dict:
+    """A request's JSON schema with the methods it may name listed (the catalogue's, when the app is made)."""
+    if "method" in schema.get("properties", {}):
+        schema["properties"]["method"]["enum"] = list(catalog.METHODS)
+    return schema

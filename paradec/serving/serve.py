@@ -9,7 +9,7 @@ worker could take (paradec.serving.ray_serve: replicas that died), 503. A messag
 machine's (public()). One exception to the JSON: a request the HTTP parser itself refuses (a negative
 Content-Length, a malformed request line) gets uvicorn's plain-text 400 before any app code runs.
 GET /engines, POST /engine {engine, prompt, ...}: a prompt on a production engine peer named with
---engine (paradec.serving.production), its acceptance read as that engine reports it; 502 when it fails.
+--engine (paradec.production), its acceptance read as that engine reports it; 502 when it fails.
 
 A request never names a file, a hub id or a URL that the service then opens: its target, draft and
 weights (Medusa's heads, an EAGLE head, an adapter) are the shipped ones or those the operator named
@@ -35,14 +35,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from .. import methods, models, runner
+from .. import catalog, methods, models, runner
+from ..cpu import kernels
+from ..lanes import QueueFull
 from ..models import gguf
+from ..production import config as engine_config
+from ..production import workload
 from ..run import OutOfMemory, validate
 from ..traces.trace import Trace
-from .lanes import QueueFull
-from .production import config as engine_config
-from .production import workload
-from .requests import BatchRequest, EngineRequest, RunRequest
+from .requests import BatchRequest, EngineRequest, RunRequest, method_json, with_methods
 
 MAX_BODY = 2 * 2**20  # bytes: a prompt at its cap (200,000 characters) as JSON escapes fits
 WATCH_S = 0.2  # how often a running request checks that its client is still there
@@ -74,7 +75,7 @@ class Service:
         self.engines = {peer.name: peer for peer in engines}
 
     def engine(self, r: EngineRequest) -> dict:
-        """One prompt on a named engine peer and its baseline (paradec.serving.production.workload.one)."""
+        """One prompt on a named engine peer and its baseline (paradec.production.workload.one)."""
         if r.engine not in self.engines:
             raise methods.InputError(f"engine {r.engine!r} is not served here ({', '.join(self.engines) or 'none'})")
         validate(r.prompt, r.max_new_tokens, r.temperature, r.top_p, 0, r.seed)
@@ -86,8 +87,9 @@ class Service:
             raise engine_config.EngineError(_hide_urls(peer, str(e))) from None
 
     def health(self) -> dict:
+        """Up, what it serves, its queues, and whether its CPU runs decode with paradec's C++ kernel."""
         return {"status": "ok", "models": [self._describe(spec) for spec in self.runner.specs()],
-                "queues": self.queues()}
+                "queues": self.queues(), "kernel": kernels.state()}
 
     def queues(self) -> dict:
         return {spec: self.runner.lane(spec).status() for spec in self.runner.specs()}
@@ -187,10 +189,15 @@ def create_app(service: Service) -> FastAPI:
     def queue() -> dict:
         return service.queues()
 
+    @app.get("/methods")
+    def described() -> list:
+        """Every method a request may name, with its parameters, as paradec.catalog describes them."""
+        return [method_json(m) for m in catalog.METHODS.values()]
+
     def post(path: str, schema, call, body):
         """An endpoint that decodes: schema's body in, call(request, gone) in a worker thread, body(result) out."""
         @app.post(path, openapi_extra={"requestBody": {"content": {"application/json": {
-            "schema": schema.model_json_schema()}}, "required": True}})
+            "schema": with_methods(schema.model_json_schema())}}, "required": True}})
         async def endpoint(request: Request) -> Response:
             return await _decode(request, schema, call, body)
         return endpoint

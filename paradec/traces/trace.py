@@ -11,9 +11,10 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from .. import catalog
+from ..core import typed_json
 from ..core.records import Record, load, upgrade_step
 from ..core.steps import Step
-from . import safe_json, typed_json
+from . import safe_json
 from .files import read_regular, write_atomic
 from .trace_check import check, check_text
 

@@ -6,12 +6,10 @@ and 2.6 GB). Every rule is one that some page relies on; a file that breaks one 
 with a message naming the step. Standard library only."""
 from __future__ import annotations
 
+from ..core.limits import MAX_LIST, number, prob, tops
 from ..core.tree import MAX_NODES
 
 MAX_STEPS = 2048  # paradec.run.MAX_NEW_TOKENS: every step commits at least one token
-MAX_WINDOW = 256  # Lookahead's window tokens in one pass (32 columns x 7 levels at most)
-MAX_TOP = 64  # (token, probability) pairs of one distribution (runs keep 10)
-MAX_LIST = 4096  # entries of any other list in a step's record (EAGLE-2's drafted candidates: 16 x 16 x 16)
 MAX_PROMPT_IDS = 2**18
 STATUSES = ("accepted", "rejected", "unreached")  # a drafted node's fate
 ORIGINS = ("accepted", "resampled", "bonus", "target")  # how a committed token came to be (the stream's colours)
@@ -74,30 +72,9 @@ def check_text(data) -> None:
             todo.extend(value)
 
 
-def _num(x) -> bool:
-    return type(x) in (int, float)
-
-
 def _ids(xs, what: str, most: int = MAX_LIST) -> None:
     if not isinstance(xs, list) or len(xs) > most or not all(type(t) is int and t >= 0 for t in xs):
         raise ValueError(f"{what} must be a list of at most {most} token ids")
-
-
-def _prob(x, what: str, optional: bool = True) -> None:
-    if (x is None and optional) or (_num(x) and 0 <= x <= 1):
-        return
-    raise ValueError(f"{what} must be a probability between 0 and 1, got {x!r}")
-
-
-def tops(pairs, what: str) -> None:
-    if pairs is None:
-        return
-    if not isinstance(pairs, list) or len(pairs) > MAX_TOP:
-        raise ValueError(f"{what} must be a list of at most {MAX_TOP} [token, probability] pairs")
-    for pair in pairs:
-        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int and pair[0] >= 0):
-            raise ValueError(f"{what} must hold [token, probability] pairs, got {str(pair)[:40]}")
-        _prob(pair[1], what, optional=False)
 
 
 def _whole(trace) -> None:
@@ -108,7 +85,8 @@ def _whole(trace) -> None:
     _ids(trace.prompt_ids, "prompt_ids", MAX_PROMPT_IDS)
     if trace.max_new_tokens < 0 or trace.wall_s < 0:
         raise ValueError("max_new_tokens and wall_s must not be negative")
-    types = {"temperature": _num, "top_p": _num, "top_k": lambda v: type(v) is int, "seed": lambda v: type(v) is int}
+    integer = lambda v: type(v) is int  # noqa: E731
+    types = {"temperature": number, "top_p": number, "top_k": integer, "seed": integer}
     for name, ok in types.items():
         if name in trace.sampling and not ok(trace.sampling[name]):
             raise ValueError(f"sampling {name} must be a number, got {trace.sampling[name]!r}")
@@ -153,12 +131,12 @@ def _node(nodes, j: int, n, sampled: bool) -> None:
     if n.status not in STATUSES:
         raise ValueError(f"node {j} has status {n.status!r} (one of {', '.join(STATUSES)})")
     for name in ("accept_prob", "u"):
-        _prob(getattr(n, name), f"node {j}'s {name}")
+        prob(getattr(n, name), f"node {j}'s {name}")
     if (n.accept_prob is None) != (n.u is None):
         raise ValueError(f"node {j} has one of accept_prob and u without the other")
     drawn = n.status != "unreached" and n.accept_prob is not None  # tested by rejection sampling: p/q was used
-    _prob(n.p, f"node {j}'s p", optional=not drawn)
-    _prob(n.q, f"node {j}'s q", optional=not drawn)
+    prob(n.p, f"node {j}'s p", optional=not drawn)
+    prob(n.q, f"node {j}'s q", optional=not drawn)
     tops(n.p_top, f"node {j}'s p_top")
     tops(n.q_top, f"node {j}'s q_top")
 

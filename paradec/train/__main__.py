@@ -3,16 +3,19 @@ data for the embedded model, then train the drafters that learn from it (and sps
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from ..data import TRAIN_PROMPTS
 from ..models import load
+from ..traces import files
 from . import cllm, draft, eagle, early_exit, medusa, prompts, stop
 from .answers import generate_shards
 from .selfdistill import add_data_args, training_rows
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m paradec.train")
     sub = p.add_subparsers(dest="command", required=True)
     pr = sub.add_parser("prompts", help="the training prompts at scale (assets/data/train_prompts.jsonl)")
@@ -36,12 +39,61 @@ def main(argv=None) -> int:
     early_exit.add_parser(sub)
     stop.add_parser(sub)
     cllm.add_parser(sub)
-    args = p.parse_args(argv)
+    for command in sub.choices.values():
+        command.add_argument("--force", action="store_true", help="replace read-only output files too")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
     try:
+        check_outputs(args)  # before any model loads: hours of training never end on an unwritable file
         return _run(args, argv)
     except (OSError, ValueError) as e:  # a missing file, a drafter of the wrong kind: one line, not a traceback
-        print(f"python -m paradec.train {args.command}: error: {e}", file=sys.stderr)
+        print(f"python -m paradec.train {args.command}: error: {files.printable(str(e))}", file=sys.stderr)
         return 2
+
+
+def _writes(args) -> tuple[str, list[str]] | None:
+    """The folder a trainer writes (--out, or its default) and the files it writes there."""
+    from ..drafters import early_exit as exits
+    from ..drafters import medusa_heads
+    from ..drafters.eagle import SHIPPED as EAGLE
+    from ..models import draft_model, lora
+    from .loop import CHECKPOINT
+
+    card = ["card.md", CHECKPOINT]
+    return {"medusa": lambda: (args.out, [medusa_heads.OURS, "stats.json", *card]),
+            "draft": lambda: (args.out, [draft_model.WEIGHTS, "stats.json", *card]),
+            "eagle": lambda: (args.out or str(EAGLE[args.version]), ["head.safetensors", "config.json", *card]),
+            "early_exit": lambda: (args.out, [exits.WEIGHTS, exits.STATS, *card]),
+            "cllm": lambda: (args.out, [lora.WEIGHTS, "stats.json", *card]),
+            "stop": lambda: (args.out or args.draft.partition(":")[2] or str(draft_model.ASSET), [draft_model.STOP])
+            }.get(args.command, lambda: None)()
+
+
+def check_outputs(args) -> None:
+    """paradec.traces.files' rule over what the command writes, then said on stderr. The inputs are the model
+    and the self-distillation data; a trainer's --baseline is not among them: it is read whole before anything
+    is written, and retraining over the shipped drafter while scoring it (scripts/retrain.sh) is the intent."""
+    prog = f"python -m paradec.train {args.command}"
+    read = [("--model", args.model)] if getattr(args, "model", None) and os.path.exists(args.model) else []
+    if args.command == "prompts":
+        files.plan([("the training prompts", TRAIN_PROMPTS)], read, args.force)
+        files.announce(prog, [("the training prompts", TRAIN_PROMPTS)])
+        return
+    if args.command == "data":
+        files.plan_in("--data", args.data, ["manifest.json"], [("the training prompts", TRAIN_PROMPTS), *read],
+                      args.force)
+        files.plan_in("--features", args.features, [], read, args.force, parents=True)  # the cache's: made whole
+        files.announce(prog, [("--data", args.data), ("--features", args.features)])
+        return
+    if args.command == "stop" and not (args.out or args.draft.startswith("trained")):
+        return  # stop.command refuses it: no folder to write
+    folder, names = _writes(args)
+    read += [(f"--{k}", getattr(args, k)) for k in ("data", "features") if hasattr(args, k)]
+    files.plan_in("--out", folder, names, read, args.force)
+    files.announce(prog, [("--out", folder)])
 
 
 def _run(args, argv) -> int:

@@ -30,7 +30,7 @@ from safetensors.torch import load_file, save_file
 from ..core.sampling import Sampler
 from ..drafters.eagle_head import fuse_layers
 from ..models import Loaded, encode_prompt, eos_ids
-from ..traces.files import write_atomic
+from ..traces.files import replacing, write_atomic
 from .generate import generate, prefill_allowed
 
 SAMPLED = Sampler(temperature=0.8, top_p=0.95)
@@ -199,6 +199,5 @@ def _features(target: Loaded, seqs: torch.Tensor, mask: torch.Tensor) -> dict:
 
 
 def _save(tensors: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")  # a rename is atomic: a shard on disk is always complete
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp))
-    tmp.rename(path)
+    with replacing(path) as tmp:  # a rename is atomic: a shard on disk is always complete
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(tmp))

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from transformers import DynamicCache
 
 from ..models import encode_prompt, eos_ids, lora
+from ..traces import files
 from .loop import CHECKPOINT, Plan, done, fit
 
 
@@ -161,8 +162,9 @@ def add_parser(sub) -> None:
 
 def command(args, argv) -> int:
     from ..bench import load_prompts
+    from ..cache import cache_dir
     from ..drafters.cllm import Cllm
-    from ..models import cache_dir, load
+    from ..models import load
     from .selfdistill import SPECBENCH, command_line, training_prompts
 
     torch.set_num_threads(args.threads)
@@ -175,7 +177,7 @@ def command(args, argv) -> int:
                        _progress)
         print(file=sys.stderr)
         stored.parent.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps({"seconds": round(time.perf_counter() - t0), "rows": rows}))
+        files.write_atomic(stored, json.dumps({"seconds": round(time.perf_counter() - t0), "rows": rows}))
     collected = json.loads(stored.read_text())
     rows, collect_s = collected["rows"], collected["seconds"]
     model = load(None, "cpu", "float32").model  # this process's own copy: wrapped and trained
@@ -190,8 +192,8 @@ def command(args, argv) -> int:
                  tokens=args.tokens, collect_seconds=collect_s,
                  states_total=sum(len(b["states"]) for r in rows for b in r["blocks"]),
                  mb=round(path.stat().st_size / 2**20, 1), heldout=tau, eval_prompts=len(held))
-    (out / "stats.json").write_text(json.dumps({"target": base.name, **facts}, indent=1) + "\n")
-    (out / "card.md").write_text(card(facts, base.name, command_line(argv), Cllm.label))
+    files.write_atomic(out / "stats.json", json.dumps({"target": base.name, **facts}, indent=1) + "\n")
+    files.write_atomic(out / "card.md", card(facts, base.name, command_line(argv), Cllm.label))
     done(out)
     print(f"cllm: held-out Jacobi tau {tau['jacobi']['tau']} (base) -> {tau['cllm']['tau']} (fine-tuned) -> {out}",
           file=sys.stderr)

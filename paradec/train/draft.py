@@ -12,6 +12,7 @@ Rows are stripped of their left padding and right-padded in batches, so position
 start at 0 on each row's first real token and causal attention never sees a pad."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..costs.speccost import chain_tau
 from ..models import load
 from ..models.draft_model import ASSET, SubsetDraft, build, save
 from ..models.draft_model import load as load_draft
+from ..traces import files
 from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import (
     VALIDATION_EVERY,
@@ -201,7 +203,8 @@ def command(args, argv) -> int:
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})
     cmd = command_line(argv)
     shown = published(data)
-    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
+    files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
+    files.write_atomic(out / "stats.json", json.dumps({"target": target.name, **facts}, indent=1) + "\n")  # pages
     done(out)
     print(f"draft: {facts['layers']} layer(s), V' {facts['vocab']}, held-out α {facts['after']} -> {out}",
           file=sys.stderr)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters.eagle_head import EagleHead
+from ..traces import files
 from .loop import CHECKPOINT, Plan, done, fit, spread, to_stderr
 from .selfdistill import (
     VALIDATION_EVERY,
@@ -243,7 +244,7 @@ def command(args, argv) -> int:
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)
     shown = published(data)
-    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd))
     done(out)
     print(f"eagle{args.version}: held-out agreement {facts['after']} -> {out}", file=sys.stderr)
     return 0

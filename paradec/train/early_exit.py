@@ -18,6 +18,7 @@ import torch
 from ..cpu.view import causal_mask, run_layers
 from ..drafters.eagle_head import fuse_layers
 from ..drafters.early_exit import Adapter
+from ..traces import files
 from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, lm_head_rows, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
 from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, published, read_manifest
@@ -153,10 +154,10 @@ def command(args, argv) -> int:
                            args.crop, args.lr, args.seed, args.prompt_weight, checkpoint=out / CHECKPOINT,
                            baseline=baseline)
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
-    (out / STATS).write_text(json.dumps({"target": target.name, **facts}, indent=1) + "\n")
+    files.write_atomic(out / STATS, json.dumps({"target": target.name, **facts}, indent=1) + "\n")
     cmd = command_line(argv)
     shown = published(data)
-    (out / "card.md").write_text(card(facts, shown, manifest, target.name, cmd))
+    files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd))
     done(out)
     print(f"early_exit: held-out agreement {facts['before']} -> {facts['after']} -> {out}", file=sys.stderr)
     return 0

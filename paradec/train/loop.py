@@ -11,7 +11,6 @@ gives the same result as an uninterrupted run."""
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -19,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+
+from ..traces import files
 
 CHECKPOINT = "checkpoint.pt"  # in the trainer's output folder while it trains
 
@@ -143,10 +144,9 @@ def _save(plan: Plan, params, opt, sched, gen, res: Result, best) -> None:
              "sched": sched.state_dict(), "gen": gen.get_state(), "losses": res.losses,
              "scores": res.scores, "best_step": res.best_step, "best_score": res.best_score,
              "best": best, "seconds": res.seconds}
-    tmp = plan.checkpoint.with_name(plan.checkpoint.name + ".tmp")
     plan.checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(state, tmp)
-    os.replace(tmp, plan.checkpoint)
+    with files.replacing(plan.checkpoint) as tmp:  # a killed run leaves the previous checkpoint whole
+        torch.save(state, tmp)
 
 
 def _resume(plan: Plan, params, opt, sched, gen, res: Result):

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from ..data import ASSETS
 from ..drafters.medusa_heads import MedusaHeads
+from ..traces import files
 from .loop import CHECKPOINT, Plan, done, fit
 from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, validation
 
@@ -285,8 +286,9 @@ def command(args, argv) -> int:
     out.mkdir(parents=True, exist_ok=True)
     save(heads, out / OURS)
     cmd = command_line(argv)
-    (out / "card.md").write_text(card(stats, table, paths, args, target.name, seconds, cmd))
-    (out / "stats.json").write_text(json.dumps({**stats, "tree_sizes": table, "seconds": round(seconds, 1)}, indent=1))
+    files.write_atomic(out / "card.md", card(stats, table, paths, args, target.name, seconds, cmd))
+    files.write_atomic(out / "stats.json", json.dumps({**stats, "tree_sizes": table, "seconds": round(seconds, 1)},
+                                                      indent=1))
     done(out)
     print(f"medusa: {args.heads} heads, top-1 {[a[0] for a in stats['accuracy']]}, tree of {len(paths)} -> {out}",
           file=sys.stderr)

@@ -44,7 +44,7 @@ def data_dir() -> Path:
 
 def features_dir() -> Path:
     """Where the answers' features are made and read by default: paradec's cache (~12 GB: not git)."""
-    from ..models import cache_dir
+    from ..cache import cache_dir
 
     return cache_dir() / "selfdistill-features"
 

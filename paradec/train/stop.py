@@ -21,6 +21,7 @@ import torch
 
 from ..drafters.draft_length import FEATURES, MAX_K, features
 from ..models import load, load_draft
+from ..traces import files
 from .draft import rows_of, split
 from .selfdistill import add_data_args, command_line, published, shards_of
 
@@ -136,7 +137,7 @@ def command(args, argv) -> int:
                         "data": published(data)}
     out = Path(args.out or args.draft.partition(":")[2] or ASSET)
     out.mkdir(parents=True, exist_ok=True)
-    (out / STOP).write_text(json.dumps(stop, indent=1, ensure_ascii=False) + "\n")
+    files.write_atomic(out / STOP, json.dumps(stop, indent=1, ensure_ascii=False) + "\n")
     held = stop["trained"]["heldout"] or {}
     print(f"stop: weights {dict(zip(FEATURES, stop['weights']))}, bias {stop['bias']}; held-out AUC {held.get('auc')} "
           f"(q_max alone {held.get('auc_q_max')}) -> {out / STOP}", file=sys.stderr)

@@ -1,1 +1,2 @@
-"""Tuned presets: the device presets, the files they are kept in, and the search that tunes them."""
+"""The devices' presets (which target, draft and sizes a device gets), the files tuned presets are kept in, and
+the presets' memory model."""

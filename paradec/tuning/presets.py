@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import catalog
 from ..core.tree import MEDUSA_TREES
 
 GB = 10**9
@@ -45,7 +46,6 @@ def _kv(layers: int, kv_heads: int, head_dim: int) -> int:
 class Preset:
     name: str
     models: tuple[Model, ...]  # the target first
-    methods: tuple[str, ...]  # what the preset is for
     note: str = ""
 
     @property
@@ -54,6 +54,14 @@ class Preset:
 
     def role(self, role: str) -> list[Model]:
         return [m for m in self.models if m.role == role]
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """What the preset runs besides AR: every method that needs no weights, or reads one of its models
+        (paradec.catalog: a method's needs and the preset model it uses)."""
+        roles = {m.role for m in self.models}
+        return tuple(m.name for m in catalog.METHODS.values()
+                     if m.family != "baseline" and (m.uses in roles if m.uses else not m.needs))
 
     @property
     def gated(self) -> bool:
@@ -76,21 +84,20 @@ PRESETS = (
         Model("HuggingFaceTB/SmolLM2-1.7B-Instruct", "target", 1.71, _kv(24, 32, 64)),
         Model("HuggingFaceTB/SmolLM2-135M-Instruct", "draft", 0.135, _kv(30, 3, 64)),
         Model("HuggingFaceTB/SmolLM2-360M-Instruct", "draft", 0.362, _kv(32, 5, 64)),
-    ), ("sps", "pld", "jacobi", "lookahead")),
+    )),
     Preset("Qwen2.5-7B-Instruct + 0.5B draft", (
         Model("Qwen/Qwen2.5-7B-Instruct", "target", 7.62, _kv(28, 4, 128)),
         Model("Qwen/Qwen2.5-0.5B-Instruct", "draft", 0.494, _kv(24, 2, 64)),
-    ), ("sps", "pld", "jacobi", "lookahead"),
-        "same tokenizer; the 7B's embedding has 152,064 rows against the 0.5B's 151,936 (padding: q is 0 there)"),
+    ), "same tokenizer; the 7B's embedding has 152,064 rows against the 0.5B's 151,936 (padding: q is 0 there)"),
     Preset("Vicuna-7B-v1.3 + Medusa heads + EAGLE head", (
         Model("lmsys/vicuna-7b-v1.3", "target", 6.74, _kv(32, 32, 128), (*TEXT_FILES, "*.bin")),
         Model("FasterDecoding/medusa-vicuna-7b-v1.3", "medusa", 0.739, files=("*.json", "medusa_lm_head.*")),
         Model("yuhuili/EAGLE-Vicuna-7B-v1.3", "eagle", 0.236, files=("*.json", "*.bin", "*.safetensors")),
-    ), ("medusa", "eagle", "eagle2", "pld", "lookahead")),
+    )),
     Preset("Llama-3.1-8B-Instruct + EAGLE-3 head", (
         Model("meta-llama/Llama-3.1-8B-Instruct", "target", 8.03, _kv(32, 8, 128), gated=True),
         Model("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", 0.425, files=("*.json", "*.bin", "*.safetensors")),
-    ), ("eagle3", "pld", "lookahead"), "gated: accept Meta's licence on the hub and set HF_TOKEN"),
+    ), "gated: accept Meta's licence on the hub and set HF_TOKEN"),
 )
 
 
