@@ -186,7 +186,7 @@ def test_live_run_with_other_settings_lands_beside_the_recorded_run():
     at.slider(key="eagle3.total_tokens").set_value(5).run()
     at.button(key="eagle3.run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
-    assert any("depth = 2" in c.value and "total_tokens = 5" in c.value for c in at.caption)
+    assert any("depth = 2" in c.proto.help and "total_tokens = 5" in c.proto.help for c in at.caption)  # its tooltip
     drawn(at)  # the details follow the live trace's player
     assert any("vs recorded" in (m.delta or "") for m in at.metric)
     runs = next(d.value for d in at.dataframe if "settings" in d.value.columns)

@@ -25,6 +25,11 @@ def open_page(page: str, **query) -> AppTest:
     return at
 
 
+def shown(at: AppTest, method: str):
+    """The recorded run the page shows (it opens on the one its method's rule picks)."""
+    return sources.load(sources.recorded(method)[at.query_params["trace"]])
+
+
 def component(at: AppTest, key: str) -> dict:
     el = next(e for e in at.get("bidi_component") if e.key == key)
     return json.loads(el.proto.json)
@@ -33,7 +38,7 @@ def component(at: AppTest, key: str) -> dict:
 def test_predict_mode_puts_each_steps_question_in_the_players_frames():
     at = open_page("views/sps.py", predict="1")
     data = player(at, "sps")
-    trace = sources.load(sources.recorded("sps")["greedy"])
+    trace = shown(at, "sps")
     assert data["predict"] == {"page": "sps", "vote": False}
     for i, f in enumerate(data["frames"]):
         q = questions.ask(trace, i)
@@ -82,7 +87,7 @@ def test_a_presenters_class_asks_the_players_question_and_a_student_answers_it()
     code, token = at.session_state[vote.ROOM]
     go_to(at, "sps", 5)
     room = vote.rooms().view(code)
-    trace = sources.load(sources.recorded("sps")["greedy"])
+    trace = shown(at, "sps")
     assert room["question"] == questions.ask(trace, 4) and room["total"] == 0
     student = AppTest.from_file(APP, default_timeout=60)
     student.query_params.update(room=code.lower())

@@ -14,6 +14,7 @@ back to torch's products when it cannot; require makes a failed build an error (
 the kernel that cannot run fails rather than passing without testing it); off never builds it."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -93,11 +94,23 @@ def _load():
             folder = cache_dir() / "kernels" / name
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                return load(name, [str(p) for p in SOURCES], extra_cflags=cflags, extra_ldflags=ldflags,
-                            build_directory=str(folder), verbose=False), ""
+                with _somewhere_to_flush():
+                    return load(name, [str(p) for p in SOURCES], extra_cflags=cflags, extra_ldflags=ldflags,
+                                build_directory=str(folder), verbose=False), ""
             except Exception as e:  # noqa: BLE001 - no compiler, a failed build: the next, or torch's own products
                 why = _why(e)
     return None, why
+
+
+@contextlib.contextmanager
+def _somewhere_to_flush():
+    """torch's builder flushes sys.stdout before it runs ninja; with fd 1 closed before Python started (`run >&-`)
+    sys.stdout is None, so the build gets a null sink (the CLI then says it cannot write its output)."""
+    if sys.stdout is not None:
+        yield
+        return
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        yield
 
 
 def _why(e: Exception) -> str:
