@@ -11,7 +11,8 @@ import torch
 
 # The modules that take longest (seconds of one worker, make test), handed to the workers first: in file order the
 # last ones came last, and one worker ran them alone at the end while the other waited.
-LONGEST = ("test_sampling_e2e.py", "test_ui_browser.py", "test_batch.py", "test_mirror.py", "test_sampling.py",
+LONGEST = ("test_sampling_e2e.py", "test_ui_browser.py", "test_sampling.py", "test_quant_embedded.py", "test_site.py",
+           "test_mirror.py", "test_learn_browser.py", "test_batch.py",
            "test_eagle.py", "test_embedded.py", "test_trace_fuzz.py", "test_app_imports.py")
 
 

@@ -253,7 +253,7 @@ def sampled(tmp_path_factory):
     from stats import exact_marginals
 
     target = build_target()
-    make = build_drafters(target, tmp_path_factory.mktemp("drafters"))["sps"]
+    make = build_drafters(target, target, tmp_path_factory.mktemp("drafters"))["sps"]
     prompts = [PROMPT, OTHER]
     return target, make, prompts, [exact_marginals(target, p, SAMPLER, LENGTH) for p in prompts]
 

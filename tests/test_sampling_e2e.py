@@ -17,11 +17,12 @@ The tests have power: three plausible mistakes, injected below, make them fail a
 Handing the verifier no q (a sampled draft then accepted with probability p(token), as a deterministic
 proposal is) is no such mistake: it stays lossless, only slower, and passed on every block like the code.
 
-A test runs one block of seeds (BLOCKS[0]), and the suite injects one mistake per method (IN_SUITE, every kind
-once); scripts/seed_blocks.py runs each method, correct and with each mistake of CAUGHT, on four disjoint
-blocks (base seeds 0, 10,000, 20,000, 30,000). On all four every correct method passes (with its coverage) and
-every mistake fails. The p-values, the smallest of the four
-for the correct code, the largest for a mistake:
+Every method runs on both engines, the tiny model in float32 and its GGUF file at 4 bits. A test runs one block of
+seeds (BLOCKS[0]), and the suite injects one mistake per method (IN_SUITE, every kind once) on the 4-bit engine
+(the default: the mistakes live in the verifier and the chain, which both engines share); scripts/seed_blocks.py
+runs each method, correct and with each mistake of CAUGHT, on four disjoint blocks (base seeds 0, 10,000, 20,000,
+30,000). On all four every correct method passes (with its coverage) and every mistake fails. The p-values, the
+smallest of the four for the correct code, the largest for a mistake:
     method      runs   correct   (a)       (b raw)   (b temp.)  (c)
     sps          600   0.90      1.0e-7    1.5e-23   3.9e-18    1.2e-19
     eagle       1000   0.031     2.1e-6                         1.5e-22
@@ -202,6 +203,7 @@ def injected(mistake: str):
         yield
 
 
+@pytest.mark.parametrize("target", ["q4"], indirect=True)  # the default engine; power is the test's, not the engine's
 @pytest.mark.parametrize("method, mistake", IN_SUITE.items())
 def test_an_injected_mistake_fails_the_test(target, exact, drafters, method, mistake):
     with injected(mistake):

@@ -2,6 +2,7 @@
 float32 safetensors folder in paradec's cache, which every later load reads."""
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import logging
@@ -28,6 +29,17 @@ def embedded_path() -> Path:
     """Folder of the embedded model converted to float32 safetensors (converted once, then cached).
     A copy marked complete whose weights file was cut short since (a full disk, a bad copy) is rebuilt."""
     out = cache_dir() / "smollm2-135m-instruct-f32"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(out.parent / ".convert.lock", "a")  # noqa: SIM115 - closed below
+    except OSError:  # a read-only cache (an image's): its copy is complete, or the conversion says why not
+        return _converted(out)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one conversion at a time: a second process waits, then reads its copy
+        return _converted(out)
+
+
+def _converted(out: Path) -> Path:
     _drop_stale(out.parent)
     if (out / "complete").exists():
         if _whole(out / "model.safetensors"):
