@@ -26,8 +26,8 @@ run: $(STAMP)
 dev: $(STAMP)
 	@scripts/run.sh $(BIN)/python --server.fileWatcherType auto --server.runOnSave true
 
-# The system packages the tests need (chromium, g++, ninja), installed from Debian when missing and run as root;
-# without root it names the command to run and stops before any test.
+# The system packages the tests need (chromium, g++, ninja, the aarch64 cross-compiler and qemu-user), installed
+# from Debian when missing and run as root; without root it names the command to run and stops before any test.
 system-deps:
 	@scripts/system_deps.sh
 

@@ -53,6 +53,15 @@ def speedup_over_fastest_ar(report: dict, name: str) -> float:
     return round(rows[name]["speedup"] * rows["ar"]["tokens_per_s"] / base, 3) if base else 0.0
 
 
+def without_kernel(report: dict) -> float | None:
+    """What decoding without paradec's kernel costs, measured: ar_torch's tokens/s over AR's (0.5: half the
+    speed); None when the report has no ar_torch row."""
+    rows = report.get("methods", {})
+    if TORCH_AR not in rows or not rows.get("ar", {}).get("tokens_per_s"):
+        return None
+    return rows[TORCH_AR]["tokens_per_s"] / rows["ar"]["tokens_per_s"]
+
+
 def record(t: Trace) -> dict:
     """A paradec run as the metrics read it (bench's runs, the Production engine page's live run)."""
     first = t.steps[0] if t.steps else None  # the step whose verify pass runs the prompt

@@ -4,7 +4,8 @@ arena set (every method on one prompt, in this one process, after a warm-up).
     python scripts/record_traces.py [--draft trained] [--max-new-tokens 64] [--out assets/traces] [--only NAMES]
 
 Uses the embedded SmolLM2-135M-Instruct on the CPU in float32, on one thread; takes a few minutes.
-Also measures forward_cost.json: one target forward over 1..32 tokens (the home page's chart)."""
+Also measures forward_cost.json: one target forward over 1..64 tokens at both precisions (the Roofline page's
+and the home page's chart)."""
 from __future__ import annotations
 
 import argparse
@@ -90,20 +91,26 @@ def record(runner, draft: str, method: str, prompt: str, params: dict, sampling:
 
 # Every size from 1 to 8: the trees a CPU affords are that small, and Medusa's tree rule (paradec.train.medusa) can
 # only weigh the sizes measured here; 13 is 12 + 1, the first row past two of the AVX2 kernel's 6-row blocks.
-COST_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32)
+COST_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32, 48, 64)
 
 
-def forward_cost(target, sizes=COST_SIZES, repeats=7) -> dict:
+def forward_cost(runner, sizes=COST_SIZES, repeats=7) -> dict:
     """Median ms of one verify pass over n tokens after the same cached context, through paradec's fast
-    forward (what every run decodes with) and through Hugging Face's own forward (the model as loaded)."""
+    forward at both precisions (the default first: what every run decodes with) and through Hugging Face's own
+    forward on the float32 weights; `weights` names each curve's."""
     import torch
 
     from paradec.core.verify import pass_ms
 
+    target, f32 = runner.target(), runner.float32()
+    forwards = {"paradec": target.decoder, "paradec float32": f32.decoder, "Hugging Face": f32.model}
+    weights = {"paradec": target.weights, "paradec float32": "f32", "Hugging Face": "f32"}
+    if f32 is target:  # a float32 default: its curve once
+        del forwards["paradec float32"], weights["paradec float32"]
     ctx = target.tokenizer(EXPLAIN * 3)["input_ids"]
-    times = pass_ms({"paradec": target.decoder, "Hugging Face": target.model}, ctx, sizes, repeats)
-    curves = {name: {"median_ms": [statistics.median(t[n]) for n in sizes], "all_ms": [t[n] for n in sizes]}
-              for name, t in times.items()}
+    times = pass_ms(forwards, ctx, sizes, repeats)
+    curves = {name: {"median_ms": [statistics.median(t[n]) for n in sizes], "all_ms": [t[n] for n in sizes],
+                     "weights": weights[name]} for name, t in times.items()}
     for name, c in curves.items():
         print(f"  {name} forward ms by tokens:", dict(zip(sizes, map(round, c["median_ms"]))), flush=True)
     return {"model": target.name, "device": target.device, "dtype": target.dtype, "context_tokens": len(ctx),
@@ -135,7 +142,7 @@ def main(argv=None) -> int:
     if "cost" in a.only:  # its own file says how many threads it ran on
         print("cost of one forward:", flush=True)
         torch.set_num_threads(a.cost_threads)
-        files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner.target(), repeats=a.repeats)))
+        files.write_atomic(a.out / "forward_cost.json", json.dumps(forward_cost(runner, repeats=a.repeats)))
         torch.set_num_threads(a.threads)
     if set(PAGES) & set(a.only):  # the machine that times the pages' steps: the Roofline page models them on it
         files.write_atomic(a.out / "machine.json", json.dumps(machine.probe(a.threads), indent=1) + "\n")

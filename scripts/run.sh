@@ -23,4 +23,5 @@ else
   done
 fi
 echo "paradec: open http://localhost:$port  (Ctrl-C stops it)"
+"$py" -m paradec.kernel_note &  # a line only where the C++ kernel cannot be built, with its measured speed cost
 exec "$py" -m streamlit run app.py --server.address localhost --server.port "$port" "$@"

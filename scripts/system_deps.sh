@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The system packages the tests need, from Debian: chromium and its fonts (the browser tests), g++ and ninja (the
-# CPU kernel). `make test` and CI (.ci/run) both call this first, so a newcomer's run tests what CI tests.
+# CPU kernel), the aarch64 cross-compiler and qemu-user (the kernel's self-test on ARM). `make test` and CI (.ci/run) both call this first, so a newcomer's run tests what CI tests.
 #
 #   scripts/system_deps.sh            install what is missing (as root), or say in one line what to run
 #   scripts/system_deps.sh --list     print the missing packages, one line, and install nothing
@@ -20,6 +20,8 @@ have chromium || have chromium-browser || missing+=(chromium fonts-liberation fo
 if [ "$target" = "make test" ]; then
   have g++ || missing+=(g++)
   have ninja || missing+=(ninja-build)
+  have aarch64-linux-gnu-g++ || missing+=(g++-aarch64-linux-gnu)  # the kernel's self-test, built for ARM ...
+  have qemu-aarch64 || missing+=(qemu-user)                         # ... and run there under emulation
 else
   have buildah || missing+=(buildah)
   have mmdebstrap || missing+=(mmdebstrap)

@@ -24,7 +24,8 @@ from paradec.drafters import eagle_head, medusa_heads
 
 from helpers import cannot_run, tiny_model
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+# make test only: every method decoded in batches and alone
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
 V, H = 96, 64
 LOSSLESS = [m for m, d in catalog.METHODS.items() if d.lossless.startswith("yes")]

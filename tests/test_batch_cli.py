@@ -12,7 +12,8 @@ from paradec.traces.trace import Trace
 
 from helpers import ROOT
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+# make test only: the command line's batches, end to end
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
 ROWS = [{"prompt": "a b a b a b a b", "category": "copy"}, {"prompt": "one two one two one two", "category": "copy"},
         {"prompt": "hello there", "category": "chat"}]

@@ -17,9 +17,10 @@ PROMPT = "Explain a hash map to a ten-year-old."
 
 def test_a_classroom_link_sets_the_prompt_sampling_parameters_and_step():
     at = open_page("views/jacobi.py", prompt=PROMPT, temperature="0.7", top_p="0.9", max_new="32", seed="5",
-                   source="recorded", params=json.dumps({"block": 4, "init": "pad"}), step="3")
+                   source="recorded", params=json.dumps({"block": 4, "init": "pad"}), step="3", weights="f32")
     s = at.session_state[sidebar.KEY]  # the sidebar's settings (AppTest drops its widgets under st.navigation)
     assert (s.prompt, s.temperature, s.top_p, s.max_new_tokens, s.seed, s.live) == (PROMPT, 0.7, 0.9, 32, 5, False)
+    assert s.weights == "f32"
     assert at.slider(key="jacobi.block").value == 4 and at.selectbox(key="jacobi.init").value == "pad"
     assert player(at, "jacobi")["step"] == 3 and not at.warning
 
@@ -88,7 +89,9 @@ def test_a_link_to_a_recorded_run_reproduces_the_screen_and_carries_no_live_sett
                           {"step": "2"})[0]
     q = parse_qs(urlsplit(live).query)
     assert q["prompt"] == ["a prompt"] and q["params"] == ['{"k": 2}']
-    assert q["source"] == ["live"] and q["step"] == ["2"]
+    assert q["source"] == ["live"] and q["step"] == ["2"] and "weights" not in q  # the default: left out
+    f32 = Settings("embedded", "a prompt", 0.7, 0.9, 48, 3, True, "", "f32")
+    assert parse_qs(urlsplit(classroom.link("http://h/eagle", f32, {}, {})[0]).query)["weights"] == ["f32"]
 
 
 def test_a_shared_link_reopened_shows_the_same_run_and_step():

@@ -35,7 +35,7 @@ CLAIMS = [
     ("the plain early exit at layers {}, {} and {}, the adapter at layer {}", EARLY_EXIT,
      lambda: [*sorted(map(int, _json(EARLY_EXIT)["plain_exit"])), _json(EARLY_EXIT)["exit_layer"]]),
     ("a {}-token LM-head subset", SPS_DRAFT, lambda: _safetensors_shape(SPS_DRAFT, "subset_ids")),
-    ("one forward over {} to {} tokens (on {} threads", FORWARD_COST,
+    ("one forward over {} to {} tokens at both precisions (on {} threads", FORWARD_COST,
      lambda: [_json(FORWARD_COST)["tokens"][0], _json(FORWARD_COST)["tokens"][-1], _json(FORWARD_COST)["threads"]]),
     ("median of {}", FORWARD_COST, lambda: [len(_json(FORWARD_COST)["curves"]["paradec"]["all_ms"][0])]),
 ]

@@ -32,7 +32,8 @@ from paradec.traces.trace import Trace
 
 from helpers import tiny_model
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+# make test only: hypothesis draws hundreds of runs
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
 V, H, MAX_N = 64, 64, 24
 FEW = settings(max_examples=25, deadline=None, derandomize=True, database=None,

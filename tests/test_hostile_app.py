@@ -23,6 +23,9 @@ from ui import offered, remote, sources
 from helpers import APP, go_to, player, slowed
 from hostile_traces import ODD, build
 
+# make test only: AppTest runs of whole pages with hostile inputs
+pytestmark = pytest.mark.slow
+
 
 def page_of(method: str) -> tuple[str, dict]:
     if method.startswith("eagle"):

@@ -31,7 +31,8 @@ from paradec.traces.trace import Trace, TraceError
 
 from helpers import build
 
-pytestmark = pytest.mark.usefixtures("one_thread")
+# make test only: real processes, signals and files for every hostile case
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "secret_tensor_name_4242"

@@ -25,6 +25,9 @@ from paradec.traces.trace import Trace
 from paradec.train.__main__ import check_outputs
 from paradec.train.__main__ import parser as train_parser
 
+# make test only: real processes writing through pipes, FIFOs and closed descriptors
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = '{"prompt": "a b a b", "category": "x"}\n{"question_id": 1, "prompt": "c d c d", "category": "x"}\n'
 

@@ -26,7 +26,7 @@ LAYERS = [
     ("stage", ["paradec/stage"]),  # what a page shows of a trace, in a language: the player's frames, the words
     # the command line (and what its commands read and write), the service, the tuner, the trainers
     ("entry points", ["paradec/cli.py", "paradec/cli_run.py", "paradec/outputs.py", "paradec/__main__.py",
-                      "paradec/serving", "paradec/tuner", "paradec/train", "paradec/site"]),
+                      "paradec/kernel_note.py", "paradec/serving", "paradec/tuner", "paradec/train", "paradec/site"]),
     ("app helpers", ["ui"]),
     ("pages", ["views", "app.py"]),
 ]

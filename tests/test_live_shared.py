@@ -41,14 +41,14 @@ def test_concurrent_live_runs_share_one_model_and_each_equals_the_run_alone(tiny
     keys = [key(spec, *r) for r in RUNS]
     with ThreadPoolExecutor(len(keys)) as pool:  # every student presses Run at once
         got = list(pool.map(live.run, keys))
-        copies = {id(m) for m in pool.map(lambda _: live._live().runner("cpu", "float32").target(spec), range(4))}
+        copies = {id(m) for m in pool.map(lambda _: live._live().runner(keys[0]).target(spec), range(4))}
     assert len(copies) == 1  # one copy of the model per process
     alone = models.load(spec, "cpu", "float32")
     for (method, params, draft, prompt, temperature), trace in zip(RUNS, got):
         d = models.load_draft(draft, alone) if draft else None
         expected = run.run(alone, method, prompt, params, 12, temperature, 1.0, 0, 7, d)
         assert untimed(trace.to_dict()) == untimed(expected.to_dict()), method
-    assert live._live().runner("cpu", "float32").lane(spec).status()["running"] is False
+    assert live._live().runner(keys[0]).lane(spec).status()["running"] is False
 
 
 BACKEND_RUN = """

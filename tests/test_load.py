@@ -106,7 +106,7 @@ def test_many_live_sessions_at_once_each_get_their_run_alone_and_memory_stays_bo
         live._live()._results.clear()  # every round decodes again, as new students' prompts would
         got = list(pool.map(live.run, keys))
         assert [untimed(t.to_dict()) for t in got] == want
-        assert live._live().runner("cpu", "float32").lane(spec).status() == {"running": False, "waiting": 0,
+        assert live._live().runner(keys[0]).lane(spec).status() == {"running": False, "waiting": 0,
                                                                "capacity": WAITING}
 
     with ThreadPoolExecutor(len(keys)) as pool:

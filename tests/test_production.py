@@ -16,6 +16,9 @@ from paradec.production.config import EngineError
 from paradec.traces.trace import Trace
 from tools.standin_engine import Running, StandIn
 
+# make test only: engines on loopback servers
+pytestmark = pytest.mark.slow
+
 SETTINGS = {"max_new_tokens": 10, "temperature": 0.0, "top_p": 1.0, "top_k": 0, "seed": 0}
 ROWS = [{"id": 1, "category": "a", "prompt": "one two three"}, {"id": 2, "category": "b", "prompt": "x y"}]
 # StandIn's default: k = 3 drafts a step, accepting 3, 0, 1, 2, 3, 0, ... Its warm(1) (16 tokens) takes

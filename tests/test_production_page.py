@@ -14,6 +14,9 @@ from ui import bench as ui_bench
 
 from helpers import APP, player
 
+# make test only: AppTest runs against engines on loopback servers
+pytestmark = pytest.mark.slow
+
 EXAMPLE = ui_bench.BENCH_DIR / "vllm-format-example.json"
 
 

@@ -86,3 +86,20 @@ def test_ars_memory_figure_is_the_files_bytes_not_float32s(embedded_q4):
     found = memory.measure(embedded_q4, "ar", "Hi!", max_new_tokens=8)["memory"]
     assert found["peak"] < 400 * 2**20
     assert found["weights_target"] < 100 * 2**20  # the packed blocks: 92 MiB in the file
+
+
+def test_live_mode_runs_on_the_weights_the_sidebar_picks(embedded_q4):
+    """The sidebar's Weights: a live run's key names them, its runner loads the target so (each precision its own
+    target and lane), and the trace says which; the default is the file's own 4-bit blocks on a CPU."""
+    import json
+
+    from ui import live
+
+    def key(weights: str):
+        return live.Key("embedded", "cpu", "float32", None, "pld", json.dumps({"k": 4}), PROMPTS["code edit"], 8,
+                        0.0, 1.0, 0, "", weights)
+
+    got = {w: live.run(key(w)) for w in ("", "q4", "f32")}
+    assert {w: t.weights for w, t in got.items()} == {"": "q4", "q4": "q4", "f32": "f32"}
+    assert got["q4"].token_ids == got[""].token_ids
+    assert live._live().runner(key("q4")).target() is not live._live().runner(key("f32")).target()

@@ -22,6 +22,9 @@ from paradec.serving import (
 )
 from paradec.serving.requests import RunRequest
 
+# make test only: a fresh interpreter per case
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

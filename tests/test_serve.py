@@ -21,6 +21,9 @@ from paradec.lanes import Lane, QueueFull
 from paradec.serving import serve
 from paradec.traces.trace import Trace
 
+# make test only: the service on a loopback port
+pytestmark = pytest.mark.slow
+
 TIMINGS = ("wall_s", "draft_ms", "verify_ms", "start_ms")
 
 

@@ -91,7 +91,7 @@ def test_a_live_run_stopped_half_way_releases_the_model_and_caches_nothing(tiny_
     k = live_key(spec, seed=101)  # a key of its own: no other test has cached it
     with pytest.raises(StopException):
         live.run(k, stop_after_a_step)
-    lane = live._live().runner("cpu", "float32").lane(spec)
+    lane = live._live().runner(k).lane(spec)
     assert idle(lane) and live.cached(k) is None  # no half trace kept as if it were the result
     t0 = time.perf_counter()
     trace = live.run(k)
@@ -104,7 +104,7 @@ def test_a_live_run_stopped_while_waiting_leaves_the_line(tiny_dir):
     from ui import live
 
     spec = str(tiny_dir)
-    lane = live._live().runner("cpu", "float32").lane(spec)
+    lane = live._live().runner(live_key(spec, seed=0)).lane(spec)
     stopped = []
 
     def waits_then_stops():

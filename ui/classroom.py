@@ -17,6 +17,7 @@ from .i18n import _
 
 SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
 SOURCES = ("recorded", "live")
+WEIGHTS = ("q4", "f32")  # a live run's target weights, as the sidebar's radio holds them
 MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs), and are not read from one
 MAX_PARAMS = 8000  # characters of a link's parameters (Medusa's 63-node tree takes 500)
 DONE = "classroom.done"  # session state: the parts of the link already applied
@@ -53,6 +54,8 @@ def apply_sidebar(presets: dict[str, str], custom: str, limits: dict[str, tuple]
         st.session_state[f"sb.{name}"] = min(max(lo, value), hi)
     if q.get("source") in SOURCES:
         st.session_state["sb.source"] = q["source"]
+    if q.get("weights") in WEIGHTS:
+        st.session_state["sb.weights"] = q["weights"]
     if q.get("model", "") in models:
         st.session_state["sb.model"] = q["model"]
     elif q.get("model", "").strip():
@@ -132,5 +135,7 @@ def link(base: str, settings, params: dict, shown: dict) -> tuple[str, bool]:
         q["prompt"] = settings.prompt
     if settings.model != "embedded":
         q["model"] = settings.model
+    if settings.weights:
+        q["weights"] = settings.weights
     q["params"] = json.dumps(params, sort_keys=True)
     return f"{base}?{urlencode(q)}", fits

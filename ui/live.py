@@ -51,8 +51,13 @@ def kernel_note() -> str:
                  "machine it is built first: about a minute).")
     if state == "off":
         return _("**CPU kernel: off** (PARADEC_KERNEL=off). Live runs on the CPU use torch's matrix products.")
+    from paradec import kernel_note
+
+    ratio = kernel_note.measured()
+    cost = "" if ratio is None else " " + _("The benchmark measured AR that way at {ratio:.2f}× the kernel's "
+                                            "speed.").format(ratio=ratio)
     return _("**CPU kernel: not available here** ({why}). Live runs on the CPU use torch's slower matrix "
-             "products.").format(why=state)
+             "products.").format(why=state) + cost
 
 
 def _device() -> tuple[str, str]:
@@ -69,7 +74,7 @@ def key(s: Settings, method: str, params: dict, draft: str | None) -> Key:
         _check_offered(s.model, method, params, draft)
     device, dtype = ("backend", "") if s.backend else _device()  # the backend picks its own
     return Key(s.model, device, dtype, draft, method, json.dumps(params, sort_keys=True), s.prompt,
-               s.max_new_tokens, s.temperature, s.top_p, s.seed, s.backend)
+               s.max_new_tokens, s.temperature, s.top_p, s.seed, s.backend, s.weights)
 
 
 def _check_offered(model: str, method: str, params: dict, draft: str | None) -> None:

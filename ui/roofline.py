@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
@@ -16,11 +15,10 @@ from paradec.costs import machine, roofline, speccost, treeattn
 from paradec.costs.roofline import HARDWARE, MODELS, Hardware, ModelShape
 from paradec.plots import roofline as plots
 from paradec.plots import treeattn as tree_plots
-from paradec.plots.kpis import cost_figure
 from paradec.plots.style import FROM_RUN, MEASURED, MODEL
 from paradec.traces.trace import Trace
 
-from . import live, sources
+from . import live, measured_cost, sources
 from .i18n import N_, _
 from .style import chart, header
 
@@ -177,34 +175,6 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
     st.caption(" ".join(text))
 
 
-def measured_costs() -> None:
-    """One forward pass timed on this CPU by the tokens it carries: paradec's forward against Hugging Face's."""
-    cost = sources.forward_cost()
-    if not cost:
-        return
-    header(_("Measured on this CPU: a verify pass by its tokens"), MEASURED,
-           help=_("The measured time of one forward pass against the tokens it carries, paradec's forward beside "
-                  "Hugging Face's. A flat curve means verifying many drafted tokens costs about as much as one."))
-    chart(cost_figure(cost), "roof.cost")
-    st.caption(_("`make traces`, {threads} torch threads, after {context} cached tokens, each pass timed {times} "
-                 "times, interleaved (the median). Hugging Face's forward uses the library matrix product, which "
-                 "on this CPU costs much more for 2 rows than for 1. paradec's forward (every run decodes with it, "
-                 "AR included) packs the weights for a kernel that keeps a few rows in registers while the weights "
-                 "stream from memory once, and runs the rest of each layer (norms, rotary, attention, SiLU-gate) "
-                 "as one compiled call a step instead of dozens of small ones: a few tokens ride along almost "
-                 "free, as the roofline says they should; then each further token adds its arithmetic.").format(
-        threads=cost["threads"], context=cost["context_tokens"], times=len(cost["curves"]["paradec"]["all_ms"][0])))
-    for path in sorted((Path(__file__).resolve().parents[1] / "assets" / "bench").glob("gpu-*.json")):
-        gpu = sources.json_file(path)
-        header(_("Measured on a GPU: {device}").format(device=gpu["device"]), MEASURED,
-               help=_("The same measurement on a GPU: the time of one forward pass against the tokens it carries. "
-                      "A GPU's curve stays flat far longer than a CPU's."))
-        chart(cost_figure(gpu), f"roof.{path.stem}")
-        st.caption(_("`scripts/gpu_check.py` ({model}): Hugging Face's forward as the verifier runs it, after "
-                     "{context} cached tokens, bfloat16 and float32.").format(model=gpu["model"],
-                                                                              context=gpu["context_tokens"]))
-
-
 def what_if(ch: Choice) -> None:
     header(_("What if: does a speculative step pay off here?"), MODEL,
            help=_("Predicted speedup of a speculative step on the chosen chip and model: τ tokens for one draft "
@@ -217,7 +187,9 @@ def what_if(ch: Choice) -> None:
     draft = c[2].slider(_("Draft cost (AR steps)"), 0.0, 2.0, 0.2, 0.05, key="roof.draft")
     overhead = c[3].slider(_("Overhead (AR steps)"), 0.0, 1.0, 0.05, 0.05, key="roof.overhead")
     cost = speccost.predict(ch.hw, ch.model, ch.dtype, tree, draft, overhead, ch.context, ch.batch)
-    unit = speccost.SpecStep(1.0, cost.draft / cost.ar, cost.verify / cost.ar, cost.overhead / cost.ar)
+    verify = measured_cost.verify_steps(tree + 1, key="roof.verify_from")  # None: the model's
+    unit = speccost.SpecStep(1.0, cost.draft / cost.ar, cost.verify / cost.ar if verify is None else verify,
+                             cost.overhead / cost.ar)
     left, right = st.columns(2)
     with left:
         chart(plots.breakdown_figure(unit, tau), "roof.breakdown")

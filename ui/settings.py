@@ -14,3 +14,4 @@ class Settings:
     seed: int
     live: bool  # False: replay recorded traces; True: run the model on these settings
     backend: str = ""  # URL of `python -m paradec serve` that runs live traces ("": this process); the operator's
+    weights: str = ""  # q4 or f32 for live runs ("": the default, the file's own 4-bit blocks on a CPU)

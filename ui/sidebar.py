@@ -13,6 +13,7 @@ KEY = "_settings"
 BOX = "_sb.recorded"  # the sidebar's box for the recorded run's own settings
 LIMITS = {"temperature": (0.0, 1.5), "top_p": (0.05, 1.0), "max_new": (8, 256), "seed": (0, 2**31 - 1)}
 SOURCES = {"recorded": N_("recorded"), "live": N_("live")}  # the trace source's values, and what they show
+WEIGHTS = {"": N_("default"), "q4": N_("4-bit"), "f32": N_("float32")}  # a live run's target weights
 MY_PROMPT = "Tell me a short story about a robot."  # not taught: the model's input, as the presets
 
 
@@ -51,12 +52,18 @@ def render() -> Settings:
                              help=_("'embedded' = the bundled SmolLM2-135M-Instruct; the operator of this app offers "
                                     "others (environment variable {variable}) and the GPU presets below").format(
                                  variable=offered.MODELS))
+        weights = st.radio(_("Weights"), list(WEIGHTS), format_func=i18n.labelled(WEIGHTS), horizontal=True,
+                           key="sb.weights", disabled=off,
+                           help=_("default: the GGUF file's own 4-bit blocks on a CPU (float32 elsewhere). 4-bit "
+                                  "reads about a fifth of float32's bytes per token; float32 is the file dequantized "
+                                  "once. At either, every lossless method gives exactly its AR's tokens."))
         backend = _backend()
         if live:
             _preset_notice()
         if live and not backend:  # presets for this process's GPU; a backend has its own
             gpu_presets.render()
-    settings = Settings(model, prompt, float(temperature), float(top_p), int(max_new), int(seed), live, backend)
+    settings = Settings(model, prompt, float(temperature), float(top_p), int(max_new), int(seed), live, backend,
+                        weights)
     st.session_state[KEY] = settings
     return settings
 

@@ -1,6 +1,6 @@
 import streamlit as st
 
-from ui import batching, learn, memory, quiz, roofline
+from ui import batching, learn, measured_cost, memory, quiz, roofline
 from ui.i18n import _
 
 st.title(_("Roofline: why one token at a time wastes the hardware"))
@@ -18,7 +18,7 @@ choice = roofline.choose()
 st.markdown(roofline.where_it_stands(choice))
 trace, i = roofline.pick_step()
 roofline.roofline_panel(choice, trace, i)
-roofline.measured_costs()
+measured_cost.section()
 roofline.what_if(choice)
 roofline.losing_runs()
 roofline.tree_attention(choice)

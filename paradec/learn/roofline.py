@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..costs.measured import ratio as cost_ratio
 from . import N_, say
 
 COST = "traces/forward_cost.json"
@@ -18,14 +19,6 @@ def curve(root: Path) -> dict[int, float]:
         return {}
     d = json.loads(path.read_text())
     return dict(zip(d["tokens"], d["curves"]["paradec"]["median_ms"]))
-
-
-def cost_ratio(ms: dict[int, float], n: int) -> float:
-    """A pass of n tokens in one-token passes, linear between the measured widths around n."""
-    lo = max(k for k in ms if k <= n)
-    hi = min((k for k in ms if k >= n), default=lo)
-    at = ms[lo] if hi == lo else ms[lo] + (ms[hi] - ms[lo]) * (n - lo) / (hi - lo)
-    return at / ms[1]
 
 
 def questions(root: Path) -> list[dict]:

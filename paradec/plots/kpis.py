@@ -65,7 +65,8 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
     (hover gives every one): Home shows it in a column 220 px wide, where a label at every size overlapped."""
     fig = go.Figure()
     labelled, ticks = _spaced(cost["tokens"], 4), _spaced(cost["tokens"], 2)  # log axis: a label per 2 octaves
-    for i, ((name, curve), color) in enumerate(zip(cost["curves"].items(), COST_COLORS)):
+    for i, ((key, curve), color) in enumerate(zip(cost["curves"].items(), COST_COLORS)):
+        name = _named(key, curve.get("weights"))
         for n, runs in zip(cost["tokens"], curve["all_ms"]):
             fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
                                      marker=dict(color=COLORS[color], size=5, opacity=0.35)))
@@ -82,6 +83,12 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
     title = N_("{model} on {device}, 1 thread") if threads == 1 else N_("{model} on {device}, {threads} threads")
     return layout(fig, title.format(model=cost["model"].split("/")[-1], device=cost["device"], threads=threads),
                   height)
+
+
+def _named(name: str, weights: str | None) -> str:
+    """A curve's legend: its forward and, unless its name says it, its weights' precision."""
+    precision = {"q4": "4-bit", "f32": "float32"}.get(weights or "")
+    return name if not precision or precision in name else f"{name} {precision}"
 
 
 def _spaced(sizes: list[int], ratio: float) -> list[int]:

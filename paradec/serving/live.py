@@ -39,12 +39,15 @@ class Key(NamedTuple):
     top_p: float
     seed: int
     backend: str = ""  # URL of a paradec service that runs it ("": this process)
+    weights: str = ""  # q4 or f32 ("": the default, paradec.models.gguf.pick_weights's: the file's own on a CPU)
 
 
 def request_body(k: Key) -> dict:
     """A backend's POST /run body for k. 'embedded', the default, means the backend's own model."""
     body = {"method": k.method, "prompt": k.prompt, "max_new_tokens": k.max_new_tokens, "temperature": k.temperature,
             "top_p": k.top_p, "seed": k.seed, "params": json.loads(k.params), "draft": k.draft}
+    if k.weights:  # the backend loaded its own: a run that expects other weights is refused, never loaded
+        body["weights"] = k.weights
     return body if k.model == "embedded" else {**body, "model": k.model}
 
 
@@ -55,7 +58,7 @@ class Live:
         self.remote, self.max_results = remote, max_results
         self._results: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
-        self._runners: dict[tuple[str, str], object] = {}
+        self._runners: dict[tuple[str, str, str], object] = {}
         self._worker = None
 
     # ---------------------------------------------------------------- the torch thread and the runners
@@ -68,21 +71,23 @@ class Live:
                 self._worker = Worker()
         return self._worker.call(job, on_event)
 
-    def runner(self, device: str, dtype: str):
-        """The runner for a device: the models it loads (once), the drafts made for them, one lane per model."""
+    def runner(self, k: Key):
+        """The runner for k's device, dtype and weights: the models it loads (once), the drafts made for them, one
+        lane per model. A model at both precisions is two targets, each with its own lane."""
+        where = (k.device, k.dtype, k.weights)
         with self._lock:
-            if (device, dtype) not in self._runners:
+            if where not in self._runners:
                 from ..runner import Runner
 
-                self._runners[device, dtype] = Runner(device, dtype, queue=WAITING)
-            return self._runners[device, dtype]
+                self._runners[where] = Runner(k.device, k.dtype, queue=WAITING, weights=k.weights or None)
+            return self._runners[where]
 
     def loaded(self, k: Key) -> bool:
-        return k.model in self.runner(k.device, k.dtype).specs()
+        return k.model in self.runner(k).specs()
 
     def load(self, k: Key) -> None:
         """k's model, loaded on the torch thread (the first load on a machine also builds the CPU kernel)."""
-        runner = self.runner(k.device, k.dtype)
+        runner = self.runner(k)
         self.on_worker(lambda emit: runner.target(k.model))
 
     # ---------------------------------------------------------------- the results
@@ -137,7 +142,7 @@ class Live:
     def turn(self, k: Key, waiting=None):
         """k's turn on its model (QueueFull when too many wait); the model is loaded first."""
         self.load(k)  # on the torch thread: the lane belongs to the model, and asking for it loads it
-        return self.runner(k.device, k.dtype).turn(k.model, waiting)
+        return self.runner(k).turn(k.model, waiting)
 
     def warm_up(self, k: Key) -> None:
         """A short untimed AR decode on k's model and prompt before the timed ones. The browser answers the click
@@ -149,7 +154,7 @@ class Live:
     def decode(self, k: Key, progress: Progress | None = None):
         from ..runner import Request
 
-        runner = self.runner(k.device, k.dtype)
+        runner = self.runner(k)
         request = Request(k.method, k.prompt, json.loads(k.params), k.max_new_tokens, k.temperature, k.top_p, 0,
                           k.seed, k.draft, model=k.model)
         done = [0]
@@ -172,7 +177,7 @@ class Live:
         if hit is None:
             rows = [{"id": n, "category": name, "prompt": p} for n, (name, p) in enumerate(prompts.items(), 1)]
             options = Options(k.max_new_tokens, k.temperature, k.top_p, seed=k.seed, prompts=label)
-            runner = self.runner(k.device, k.dtype)
+            runner = self.runner(k)
             with self.turn(k):
                 hit = self.on_worker(lambda emit: run_bench(runner, variants(",".join(BENCH_METHODS)), rows,
                                                             options, model=k.model))
