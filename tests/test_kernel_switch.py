@@ -19,12 +19,13 @@ from paradec.cpu.layer_ops import KernelOps, TorchOps
 
 from helpers import ROOT, cannot_run, tiny_model
 
+# make test only: subprocesses that build or refuse the kernel
+pytestmark = pytest.mark.slow
+
 ASK = """import json
 from paradec import cli
 from paradec.cpu import kernels
 
-# make test only: subprocesses that build or refuse the kernel
-pytestmark = pytest.mark.slow
 try:
     print(json.dumps({"built": kernels.kernel() is not None, "why": kernels.why_not()}))
 except kernels.KernelError as e:

@@ -93,16 +93,13 @@ def step_ms(name: str) -> tuple[str, str]:
 
 
 
-def _winners(report: dict | None, method: str) -> str:
-    cats = [c.replace("_", " ") for c in (report or {}).get("categories", {}) if fastest(report, c) == method]
-    return ", ".join(cats) or _("none of its tasks")
-
-
 def task_decides(report: dict | None) -> str:
-    """Which task each leading method wins, from a benchmark's categories."""
-    return _("prompt lookup (pld) wins when the answer copies the prompt (in the benchmark, the fastest on: "
-             "{pld}), EAGLE-3 on open writing, code and questions (the fastest on: {eagle3})").format(
-        pld=_winners(report, "pld"), eagle3=_winners(report, "eagle3"))
+    """Which method is the fastest on each task of a benchmark, from its categories."""
+    wins: dict[str, list[str]] = {}
+    for cat in (report or {}).get("categories", {}):
+        wins.setdefault(fastest(report, cat), []).append(cat.replace("_", " "))
+    return _("the fastest method changes with the task ({wins})").format(
+        wins="; ".join(_("{method} on {tasks}").format(method=m, tasks=", ".join(cats)) for m, cats in wins.items()))
 
 
 def _race(runs: dict) -> tuple[str, float]:
