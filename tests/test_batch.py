@@ -328,7 +328,7 @@ EMBEDDED_PROMPTS = ["Explain in detail how a bicycle works.", "Hi!",
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["ar", "sps", "medusa", "eagle3"])
-def test_the_embedded_model_decodes_a_batch_as_each_prompt_alone(embedded, method):
+def test_the_embedded_model_decodes_a_batch_as_each_prompt_alone(embedded_q4, method):
     """run.decode_batch on SmolLM2 with the shipped drafters, three prompts of 6 to 60 tokens through the chat
     template: each trace is the one its prompt gets alone, and each trace's wall_s is its finish on the batch's
     clock (the batch's time is the largest)."""
@@ -336,7 +336,7 @@ def test_the_embedded_model_decodes_a_batch_as_each_prompt_alone(embedded, metho
     from paradec.run import decode_batch
     from paradec.runner import Request, Runner
 
-    runner = Runner("cpu", "float32", loaded={models.EMBEDDED: embedded})
+    runner = Runner("cpu", "float32", loaded={models.EMBEDDED: embedded_q4})
     requests = [Request(method, p, max_new_tokens=24) for p in EMBEDDED_PROMPTS]
     p = runner.prepare(requests[0])
     alone = [runner.decode(r, prepared=p) for r in requests]

@@ -197,12 +197,12 @@ def test_sampling_with_an_adaptive_rule_keeps_the_targets_distribution(tmp_path,
 
 
 @pytest.mark.slow
-def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded):
+def test_eagle3_learned_on_the_embedded_model_equals_ar(embedded_q4):
     from paradec.run import run
 
     prompt = "Explain what a hash table is in two sentences."
-    ar_run = run(embedded, "ar", prompt, max_new_tokens=24)
-    learned = run(embedded, "eagle3", prompt, {"draft_length": "learned"}, max_new_tokens=24)
+    ar_run = run(embedded_q4, "ar", prompt, max_new_tokens=24)
+    learned = run(embedded_q4, "eagle3", prompt, {"draft_length": "learned"}, max_new_tokens=24)
     assert learned.token_ids == ar_run.token_ids and learned.tau > 1.0
     assert all(s.record.chance is not None for s in learned.steps[1:])
 

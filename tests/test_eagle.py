@@ -321,14 +321,14 @@ def test_sampling_keeps_the_targets_distribution(sharp, exact, tmp_path, cls):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["eagle", "eagle2", "eagle3"])
-def test_shipped_heads_on_the_embedded_model(embedded, method):
-    """The shipped heads load onto the embedded model, give AR's tokens, and are trained: they
+def test_shipped_heads_on_the_embedded_model(embedded_q4, method):
+    """The shipped heads load onto the embedded model (at 4 bits, the default), give AR's tokens, and are trained: they
     get drafted tokens accepted (an untrained head's guesses almost never are)."""
     from paradec.run import run
 
     for prompt in ("Explain in detail how a bicycle works.", "List three facts about the Moon."):
-        ar = run(embedded, "ar", prompt, max_new_tokens=40)
-        got = run(embedded, method, prompt, max_new_tokens=40)
+        ar = run(embedded_q4, "ar", prompt, max_new_tokens=40)
+        got = run(embedded_q4, method, prompt, max_new_tokens=40)
         assert got.token_ids == ar.token_ids
         assert sum(len(s.accepted) for s in got.steps) >= 5
 

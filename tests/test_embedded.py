@@ -1,9 +1,11 @@
-"""The embedded SmolLM2-135M-Instruct (float32 on CPU): ar, pld and sps (draft = the
-target's first 6 layers) give identical greedy tokens, 64 new tokens on 3 prompts.
+"""The embedded SmolLM2-135M-Instruct on the float32 engine: ar, pld and sps (draft = the
+target's first 6 layers) give identical greedy tokens, 64 new tokens on 3 prompts, and every lossless method with
+its shipped drafter gives AR's tokens on one (test_quant_embedded checks them all at 4 bits, the default).
 
 Slow: the session fixture loads the model once (the very first load converts the GGUF,
 ~20 s); the nine runs take about a minute on one core."""
 import pytest
+from test_quant_embedded import LOSSLESS
 
 from paradec.models import load_draft
 from paradec.run import run
@@ -65,3 +67,17 @@ def test_draft_shares_the_target_and_leaves_it_untouched(embedded):
     assert embedded.model.config.num_hidden_layers > 2
     after = embedded.model.state_dict()
     assert all((before[k] == after[k]).all() for k in before)
+
+
+@pytest.fixture(scope="module")
+def every_method(embedded):
+    """Every lossless method on the question, 32 tokens, sps and mirror with the trained draft."""
+    drafts = {"sps": load_draft("trained", embedded), "mirror": load_draft("trained", embedded),
+              "sps self:6": load_draft("self:6", embedded)}
+    prompt = PROMPTS["question"]
+    return {m: run(embedded, m.split()[0], prompt, max_new_tokens=32, draft=drafts.get(m)) for m in ["ar", *LOSSLESS]}
+
+
+@pytest.mark.parametrize("method", LOSSLESS)
+def test_every_lossless_method_equals_ar_in_float32(every_method, method):
+    assert every_method[method].token_ids == every_method["ar"].token_ids

@@ -232,12 +232,12 @@ def test_lossy_label(target, tmp_path):
 
 
 @pytest.mark.slow
-def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded):
+def test_shipped_heads_greedy_equal_ar_on_the_embedded_model(embedded_q4):
     from paradec.run import run
 
     for prompt in ("Write a haiku about the sea.", "List three prime numbers and explain why they are prime."):
-        ar = run(embedded, "ar", prompt, max_new_tokens=40)
-        med = run(embedded, "medusa", prompt, max_new_tokens=40)
+        ar = run(embedded_q4, "ar", prompt, max_new_tokens=40)
+        med = run(embedded_q4, "medusa", prompt, max_new_tokens=40)
         assert med.token_ids == ar.token_ids
         assert med.accepted_drafts > 0 and med.tau > 1.0
         assert json.loads(json.dumps(med.params))["tree"] == ""

@@ -278,7 +278,7 @@ def test_cost_figure_draws_every_repeat_and_each_forwards_median():
     fig = kpis.cost_figure(cost)
     lines = [d for d in fig.data if d.mode == "lines+markers+text"]
     assert [d.name for d in lines] == ["paradec", "Hugging Face"] and len(fig.data) == 6
-    assert list(lines[0].y) == [20.0, 24.0] and list(lines[1].text) == ["1.00×", "1.60×"]
+    assert list(lines[0].y) == [20.0, 24.0] and list(lines[1].text) == ["", "1.60×"]  # 1.00x by definition: unsaid
     dots = [d for d in fig.data if d.mode == "markers"]
     assert [list(d.y) for d in dots[:2]] == [[19.0, 20.0, 21.0], [23.0, 24.0, 25.0]]
 
@@ -287,7 +287,7 @@ def test_cost_figure_labels_only_sizes_far_enough_apart_to_read():
     curve = {"median_ms": [20.0, 22.0, 23.0, 26.0], "all_ms": [[20.0], [22.0], [23.0], [26.0]]}
     fig = kpis.cost_figure({"model": "m", "device": "cpu", "tokens": [1, 12, 13, 16], "curves": {"paradec": curve}})
     [line] = [d for d in fig.data if d.mode == "lines+markers+text"]
-    assert list(line.text) == ["1.00×", "", "", "1.30×"]  # 12 and 13 sit close to 16 on a log axis
+    assert list(line.text) == ["", "", "", "1.30×"]  # 12 and 13 sit close to 16 on a log axis; 1 is 1.00x
     assert list(line.customdata) == ["1.00×", "1.10×", "1.15×", "1.30×"]  # hover gives every one
     assert list(fig.layout.xaxis.tickvals) == [1, 16]
 

@@ -1,8 +1,9 @@
 // Run by tools/ui_check.py --page-js on every page at every size (tests/test_ui_browser.py).
-// Problems: text cut by its box, text under 11 px; chart text under 11 px as drawn, cut by its chart or its plot
-// area, over other chart text, a legend over its chart's title; on every page with a player, the player must keep
-// 3.5 steps/s at 4 steps/s, its step text must equal its scrubber, and the details under it must follow when it
-// pauses; on Speculative sampling, a trace that replaces the one shown must show, its details after it.
+// Problems: text cut by its box, text under 11 px, a badge under 4.5:1; chart text under 11 px as drawn, cut by
+// its chart or its plot area, over other chart text, a legend over its chart's title; on every page with a player,
+// the player must keep 3.5 steps/s at 4 steps/s, its step text must equal its scrubber, and the details under it
+// must follow when it pauses; on Speculative sampling, a trace that replaces the one shown must show, its details
+// after it.
 async () => {
   const problems = [];
   const vis = (e) => e.getClientRects().length && getComputedStyle(e).visibility !== "hidden";
@@ -23,6 +24,24 @@ async () => {
         break;
       }
     }
+  }
+  // 1b. Badges (MEASURED, FROM RUN, MODEL...) read at 4.5:1 or more (WCAG AA), text colour against the badge's own
+  // background over the page's, as computed from the styles.
+  const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
+  const over = (top, under) => top.length > 3 && top[3] < 1 ? top.slice(0, 3).map((v, k) => v * top[3] +
+    under[k] * (1 - top[3])) : top.slice(0, 3);
+  const lum = (c) => {
+    const l = c.map((v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+  };
+  const page = over(rgb(getComputedStyle(document.body).backgroundColor), [255, 255, 255]);
+  for (const b of main.querySelectorAll(".stMarkdownBadge")) {
+    if (!vis(b)) continue;
+    const cs = getComputedStyle(b), back = over(rgb(cs.backgroundColor), page), fore = over(rgb(cs.color), back);
+    const [hi, lo] = [lum(fore), lum(back)].sort((x, y) => y - x);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    if (ratio < 4.5)
+      problems.push(`badge "${name(b)}" at ${ratio.toFixed(2)}:1 (${cs.color} on ${cs.backgroundColor})`);
   }
   // 2. Chart text as a person sees it: at least 11 px on screen (plotly shrinks a bar's or a cell's text to fit
   // and scales it by a transform, leaving its font-size as it was), not cut by its chart or its plot area, no

@@ -61,12 +61,16 @@ COST_COLORS = ("bonus", "resampled", "accepted")
 def cost_figure(cost: dict, height: int = 280) -> go.Figure:
     """Measured time of one target forward against the tokens it processes (forward_cost.json, written
     by scripts/record_traces.py), one curve per forward measured (paradec's and Hugging Face's): every
-    repeat as a dot, the median as a line labelled with its multiple of the one-token pass at a few sizes
-    (hover gives every one): Home shows it in a column 220 px wide, where a label at every size overlapped."""
+    repeat as a dot, the median as a line labelled with its multiple of the one-token pass at a few sizes (the
+    first curve) or its widest (the others; hover gives every one): Home shows it in a column 220 px wide, where a
+    label at every size overlapped."""
     fig = go.Figure()
-    labelled, ticks = _spaced(cost["tokens"], 4), _spaced(cost["tokens"], 2)  # log axis: a label per 2 octaves
+    # log axis: a label per 2 octaves on the first curve (the default forward), none at one token (1.00x by
+    # definition), and the others' at their widest pass only: three curves' labels at one size met
+    spaced = [n for n in _spaced(cost["tokens"], 4) if n != cost["tokens"][0]]
+    ticks = _spaced(cost["tokens"], 2)
     for i, ((key, curve), color) in enumerate(zip(cost["curves"].items(), COST_COLORS)):
-        name = _named(key, curve.get("weights"))
+        name, labelled = _named(key, curve.get("weights")), spaced if i == 0 else cost["tokens"][-1:]
         for n, runs in zip(cost["tokens"], curve["all_ms"]):
             fig.add_trace(go.Scatter(x=[n] * len(runs), y=runs, mode="markers", showlegend=False, hoverinfo="y",
                                      marker=dict(color=COLORS[color], size=5, opacity=0.35)))
@@ -74,7 +78,7 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
         times = [f"{m / med[0]:.2f}×" for m in med]
         fig.add_trace(go.Scatter(x=cost["tokens"], y=med, mode="lines+markers+text", name=name,
                                  text=[t if n in labelled else "" for n, t in zip(cost["tokens"], times)],
-                                 textposition="top center" if i % 2 else "bottom center", cliponaxis=False,
+                                 textposition="bottom center" if i == 0 else "top left", cliponaxis=False,
                                  line=dict(color=COLORS[color], width=3), customdata=times,
                                  hovertemplate="%{x} tokens: %{y:.1f} ms, %{customdata}<extra>" + name + "</extra>"))
     fig.update_xaxes(title=N_("tokens in one target forward"), type="log", tickvals=ticks, tickangle=0)
