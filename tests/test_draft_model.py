@@ -110,15 +110,15 @@ def test_frequent_tokens():
 
 
 @pytest.mark.slow
-def test_shipped_draft_on_the_embedded_model(embedded, tmp_path, capfd):
-    """The shipped weights load onto the embedded model, give AR's tokens, and are trained: the
+def test_shipped_draft_on_the_embedded_model(embedded_q4, tmp_path, capfd):
+    """The shipped weights load onto the embedded model (at 4 bits, the default), give AR's tokens, and are trained: the
     same layers before training (the target's first layer) almost never agree with the target."""
     assert (ASSET / WEIGHTS).exists() and (ASSET / "card.md").exists()
-    draft = load_draft(TRAINED, embedded)
+    draft = load_draft(TRAINED, embedded_q4)
     accepted = drafted = 0
     for prompt in ["Explain in detail how a bicycle works.", "Write a short story about a robot who learns to paint."]:
-        ar = run(embedded, "ar", prompt, max_new_tokens=32)
-        sps = run(embedded, "sps", prompt, max_new_tokens=32, draft=draft)
+        ar = run(embedded_q4, "ar", prompt, max_new_tokens=32)
+        sps = run(embedded_q4, "sps", prompt, max_new_tokens=32, draft=draft)
         assert sps.token_ids == ar.token_ids
         accepted, drafted = accepted + sps.accepted_drafts, drafted + sps.drafted
     assert accepted > 0.05 * drafted
