@@ -10,7 +10,7 @@ set -uo pipefail
 py=${1:-.venv/bin/python}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-OMP_WAIT_POLICY=PASSIVE nice -n 19 "$py" -m pytest -q --require-tools -n 3 --dist loadscope -m "not serial and not peers" tests >"$log" 2>&1 &
+OMP_WAIT_POLICY=PASSIVE nice -n 19 "$py" -m pytest -q --require-tools -n 4 --dist loadscope -m "not serial and not peers" tests >"$log" 2>&1 &
 rest=$!
 "$py" -m pytest -q --require-tools -m "serial and not peers" tests
 clocked=$?
