@@ -32,7 +32,7 @@ system-deps:
 	@scripts/system_deps.sh
 
 # Everything: the tests that wait on a clock (the browser, Ray's replicas) one at a time, and beside them every
-# other test on two workers at the lowest priority, so that they take only the CPU the clocked ones leave
+# other test on three workers at the lowest priority, so that they take only the CPU the clocked ones leave
 # (scripts/test_tiers.sh). A test whose tool is missing fails (--require-tools), and so does the C++ kernel's
 # where it cannot be built (paradec/cpu/kernels.py): make test never skips.
 test: system-deps $(STAMP)
