@@ -12,12 +12,13 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from paradec import catalog
+from paradec.costs import measured
 
 from .i18n import _
 
 SIDEBAR = {"temperature": float, "top_p": float, "max_new": int, "seed": int}  # query name = widget key after "sb."
 SOURCES = ("recorded", "live")
-WEIGHTS = ("q4", "f32")  # a live run's target weights, as the sidebar's radio holds them
+WEIGHTS = tuple(measured.PRECISIONS)  # a live run's target weights, as the sidebar's radio holds them
 MAX_PROMPT = 2000  # longer prompts stay out of links (browsers and proxies cut long URLs), and are not read from one
 MAX_PARAMS = 8000  # characters of a link's parameters (Medusa's 63-node tree takes 500)
 DONE = "classroom.done"  # session state: the parts of the link already applied

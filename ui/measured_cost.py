@@ -42,7 +42,8 @@ def reading(curves: dict[str, dict[int, float]]) -> str:
     still pays at the τ EAGLE-3 reached in the benchmark."""
     if not curves:
         return ""
-    tau = figures.bench("eagle3", "tau")
+    report = figures.main_report()
+    tau = report and report["methods"].get("eagle3", {}).get("tau")
     lines = [_("**{precision}**: one token {one:.1f} ms; a pass over {widths}.").format(
         precision=_(measured.PRECISIONS[w]), one=ms[1],
         widths=", ".join(_("{n} tokens costs {r:.2f}×").format(n=n, r=measured.ratio(ms, n)) for n in WIDTHS))
@@ -59,15 +60,13 @@ def reading(curves: dict[str, dict[int, float]]) -> str:
                               "{f32:.2f}×).")).format(q4=q4, f32=f32, n=WIDTHS[0])
     text += " " + _("A step must commit more tokens than its verify pass costs one-token passes, before the "
                     "draft's own cost.")
-    try:
-        reached = float(tau)
-    except ValueError:
+    if tau is None:
         return text
     widest = [_("{n} tokens at {precision}").format(n=n, precision=_(measured.PRECISIONS[w])) if n else
               _("no pass wider than one token at {precision}").format(precision=_(measured.PRECISIONS[w]))
-              for w, n in ((w, measured.widest_paying(ms, reached)) for w, ms in curves.items())]
+              for w, n in ((w, measured.widest_paying(ms, tau)) for w, ms in curves.items())]
     return text + " " + _("With EAGLE-3's benchmark τ of {tau:.2f}, the widest pass that still pays is "
-                          "{widths}.").format(tau=reached, widths=", ".join(widest))
+                          "{widths}.").format(tau=tau, widths=", ".join(widest))
 
 
 def verify_steps(tokens: int, key: str) -> float | None:

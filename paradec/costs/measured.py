@@ -3,7 +3,7 @@ scripts/record_traces.py), as multiples of the one-token pass: paradec's forward
 What a verify pass over n tokens costs in AR steps, and so the τ a step must beat for verifying alone to pay."""
 from __future__ import annotations
 
-PRECISIONS = {"q4": "4-bit", "f32": "float32"}  # a curve's weights, as the page names them
+PRECISIONS = {"q4": "4-bit", "f32": "float32"}  # a target's weights (a curve's, a live run's), as the pages name them
 
 
 def curves(cost: dict) -> dict[str, dict[int, float]]:

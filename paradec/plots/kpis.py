@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ..costs import measured
 from ..traces.trace import Trace
 from .style import COLORS, N_, layout
 
@@ -91,7 +92,7 @@ def cost_figure(cost: dict, height: int = 280) -> go.Figure:
 
 def _named(name: str, weights: str | None) -> str:
     """A curve's legend: its forward and, unless its name says it, its weights' precision."""
-    precision = {"q4": "4-bit", "f32": "float32"}.get(weights or "")
+    precision = measured.PRECISIONS.get(weights or "")
     return name if not precision or precision in name else f"{name} {precision}"
 
 
