@@ -3,6 +3,7 @@ script (the player and the quiz as plain functions), the same frames as the app'
 with every request that is not a file aborted, two methods' pages in both languages: no page error, the player
 advances, a predict question takes an answer, an exercise checks, and the accepted tokens shown at a step are the
 trace's."""
+import contextlib
 import json
 import os
 import re
@@ -164,6 +165,8 @@ def test_every_page_opens_from_file_with_no_error_and_no_request(site, browser):
 
 @pytest.mark.slow
 def test_the_player_advances_and_shows_the_traces_accepted_tokens(site, browser):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     trace = Trace.load(TRACES / "pld-greedy.json")
     i = next(k for k, s in enumerate(trace.steps) if len(s.accepted) >= 2)
     page, errors = opened(browser, site, f"pld.html?trace=pld-greedy&step={i}", [])
@@ -174,9 +177,14 @@ def test_the_player_advances_and_shows_the_traces_accepted_tokens(site, browser)
     assert label.text_content() == f"Step {i + 1} of {len(trace.steps)}"
     page.wait_for_function(f"location.search.includes('step={i + 1}')", timeout=WAIT)  # the link follows
     step = trace.steps[i]
-    accepted = "ts => ts.filter(t => t.dataset.tip.startsWith('accepted')).map(t => t.textContent)"
-    shown = page.eval_on_selector_all(".pd-html .pd-tok[style*='fff3bf']", accepted)  # this step's, highlighted
-    assert shown == [trace.text_of(step.nodes[j].token).replace("\n", "↵") for j in step.accepted]
+    want = [trace.text_of(step.nodes[j].token).replace("\n", "↵") for j in step.accepted]
+    highlighted = ("[...document.querySelectorAll(\".pd-html .pd-tok[style*='fff3bf']\")]"  # this step's
+                   ".filter(t => t.dataset.tip.startsWith('accepted')).map(t => t.textContent)")
+    # the stream redraws after the label on a loaded machine: wait (at most WAIT) for this step's highlight
+    as_js = json.dumps(json.dumps(want, separators=(",", ":"), ensure_ascii=False))  # JSON.stringify's spelling
+    with contextlib.suppress(PlaywrightTimeout):  # a wrong highlight then fails the comparison below, named
+        page.wait_for_function(f"JSON.stringify({highlighted}) === {as_js}", timeout=WAIT)
+    assert page.evaluate(highlighted) == want
     assert errors == []
     page.context.close()
 
