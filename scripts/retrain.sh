@@ -4,11 +4,16 @@
 # checkpoint. Copy a result into assets/drafters/ only after its comparison shows it is better
 # (docs/drafters.md).
 #
-#   scripts/retrain.sh [OUT [NAME...]]   (run from the repository root, after `python -m paradec.train data`)
+#   scripts/retrain.sh [--weights q4|f32] [OUT [NAME...]]   (run from the repository root)
 #
+# --weights: the target engine the drafters learn the features of and are compared on (default f32, the float32
+# engine; q4: the file's 4-bit blocks, the CPU default). The answers are the shipped ones; their features for that
+# engine are made first where missing (python -m paradec.train features, resumable).
 # NAMEs (medusa, sps, eagle, early-exit, eagle3) pick which drafters to retrain; none: all of them.
 set -euo pipefail
-out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/paradec/retrained}
+weights=f32
+if [ "${1:-}" = --weights ]; then weights=$2; shift 2; fi
+out=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/paradec/retrained-$weights}
 shift $(( $# > 0 ? 1 : 0 ))
 only=" $* "
 py=${PYTHON:-.venv/bin/python}
@@ -21,7 +26,7 @@ step() {  # step NAME ARGS...: python -m paradec.train ARGS --out OUT/NAME, unle
   wanted "${name%-smollm2}" || return 0
   if [ -f "$out/$name/card.md" ]; then echo "retrain: $name done before"; return; fi
   echo "retrain: $name ($(date -u +%H:%M) UTC)"
-  "$py" -m paradec.train "$@" --out "$out/$name"
+  "$py" -m paradec.train "$@" --weights "$weights" --out "$out/$name"
 }
 compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the new one, in one bench run each
   local name=$1 methods=$2; shift 2
@@ -29,8 +34,9 @@ compare() {  # compare NAME METHODS [ARGS...]: the shipped drafter beside the ne
   if [ -f "$out/compare-$name.json" ]; then return; fi
   echo "retrain: comparing $name ($(date -u +%H:%M) UTC)"
   "$py" -m paradec bench --split heldout --per-category 1 --max-new-tokens 64 --out "$out/compare-$name.json" \
-    --methods "$methods" "$@"
+    --weights "$weights" --methods "$methods" "$@"
 }
+"$py" -m paradec.train features --weights "$weights"
 # Medusa first: its τ (1.43) is what keeps it near 1.1x AR now that a verify pass costs about one token's pass;
 # EAGLE-3 last: the longest (about 95 min on 2 threads).
 # Each is compared (13 held-out prompts, 64 tokens) as soon as it is trained, so a stopped run has its numbers so far.
@@ -39,7 +45,7 @@ step medusa-smollm2 medusa --steps 2000 --prompt-weight 0.5 --threads 2 --baseli
 compare medusa "medusa,medusa[heads=$out/medusa-smollm2]"
 step sps-smollm2 draft --layers 2 --vocab 4096 --steps 1200 --lr 2e-3 --threads 2 --baseline assets/drafters/sps-smollm2
 if wanted sps && [ ! -f "$out/sps-smollm2/stop.json" ]; then  # the learned draft length, fitted on the new draft
-  "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --out "$out/sps-smollm2"
+  "$py" -m paradec.train stop --draft "trained:$out/sps-smollm2" --weights "$weights" --out "$out/sps-smollm2"
 fi
 compare sps sps --draft "trained:$out/sps-smollm2"
 step eagle-smollm2 eagle --version 1 --steps 3000 --threads 2 --baseline assets/drafters/eagle-smollm2

@@ -1,5 +1,6 @@
-"""python -m paradec.train data | draft | medusa | eagle | early_exit | stop | cllm: make the self-distillation
-data for the embedded model, then train the drafters that learn from it (and sps's learned draft length)."""
+"""python -m paradec.train data | features | draft | medusa | eagle | early_exit | stop | cllm: make the
+self-distillation data for the embedded model (features: remake only its features, for another engine), then train
+the drafters that learn from it (and sps's learned draft length)."""
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,8 @@ from ..data import TRAIN_PROMPTS
 from ..models import load
 from ..traces import files
 from . import cllm, draft, eagle, early_exit, medusa, prompts, stop
-from .answers import generate_shards
-from .selfdistill import add_data_args, training_rows
+from .answers import add_features, generate_shards
+from .selfdistill import add_data_args, features_of_args, training_rows
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,6 +34,9 @@ def parser() -> argparse.ArgumentParser:
                    "target's tokens (0: answer every prompt `samples` times)")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--model", default=None)
+    f = sub.add_parser("features", help="only the features of the shipped answers, for one target engine (--weights)")
+    add_data_args(f, training=False)
+    f.add_argument("--model", default=None)
     draft.add_parser(sub)
     medusa.add_parser(sub)
     eagle.add_parser(sub)
@@ -46,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if hasattr(args, "features"):
+        args.features = str(features_of_args(args))
     try:
         check_outputs(args)  # before any model loads: hours of training never end on an unwritable file
         return _run(args, argv)
@@ -82,11 +88,12 @@ def check_outputs(args) -> None:
         files.plan([("the training prompts", TRAIN_PROMPTS)], read, args.force)
         files.announce(prog, [("the training prompts", TRAIN_PROMPTS)])
         return
-    if args.command == "data":
-        files.plan_in("--data", args.data, ["manifest.json"], [("the training prompts", TRAIN_PROMPTS), *read],
-                      args.force)
+    if args.command in ("data", "features"):
+        if args.command == "data":
+            files.plan_in("--data", args.data, ["manifest.json"], [("the training prompts", TRAIN_PROMPTS), *read],
+                          args.force)
         files.plan_in("--features", args.features, [], read, args.force, parents=True)  # the cache's: made whole
-        files.announce(prog, [("--data", args.data), ("--features", args.features)])
+        files.announce(prog, [("--data", args.data)] * (args.command == "data") + [("--features", args.features)])
         return
     if args.command == "stop" and not (args.out or args.draft.startswith("trained")):
         return  # stop.command refuses it: no folder to write
@@ -114,9 +121,15 @@ def _run(args, argv) -> int:
         prompts.save(made)
         print(f"{len(made)} training prompts -> {prompts.TRAIN_PROMPTS}", file=sys.stderr)
         return 0
+    if args.command == "features" and not any(Path(args.data).glob("shard-*.safetensors")):
+        raise FileNotFoundError(f"no self-distillation answers in {args.data}")
+    target = load(args.model, weights=args.weights)
+    if args.command == "features":
+        add_features(target, Path(args.data), Path(args.features))
+        print(f"the {args.weights} target's features of {args.data} in {args.features}", file=sys.stderr)
+        return 0
     rows = training_rows()
     rows = rows[: args.limit] if args.limit else rows
-    target = load(args.model)
     out = generate_shards(target, rows, Path(args.data), args.samples, args.batch, args.max_new_tokens,
                           args.max_prompt_tokens, seed=args.seed,
                           features=Path(args.features), answer_tokens=args.answer_tokens)

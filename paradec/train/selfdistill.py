@@ -42,23 +42,32 @@ def data_dir() -> Path:
     return ASSETS / "data" / "selfdistill"
 
 
-def features_dir() -> Path:
-    """Where the answers' features are made and read by default: paradec's cache (~12 GB: not git)."""
+def features_dir(weights: str = "f32") -> Path:
+    """Where the answers' features are made and read by default: paradec's cache (~12 GB: not git), a folder per
+    target precision (`weights`: f32 or q4), since a drafter learns the features of the engine it will read."""
     from ..cache import cache_dir
 
-    return cache_dir() / "selfdistill-features"
+    return cache_dir() / ("selfdistill-features" if weights == "f32" else f"selfdistill-features-{weights}")
 
 
 def add_data_args(parser: argparse.ArgumentParser, training: bool = True) -> None:
     """--data and --features, the same for every command that reads or makes the shards; a command that
     learns from them (`training`) also takes --train-fraction."""
     parser.add_argument("--data", default=str(data_dir()), help="the self-distillation answers (shipped)")
-    parser.add_argument("--features", default=str(features_dir()),
-                        help="their features (python -m paradec.train data remakes them)")
+    parser.add_argument("--weights", choices=("f32", "q4"), default="f32",
+                        help="the target engine whose features are made or learned from: f32 (float32) or q4 (the "
+                        "file's 4-bit blocks, the CPU default); the answers are the same")
+    parser.add_argument("--features", default=None, help="their features (python -m paradec.train data remakes "
+                        "them; default: paradec's cache, a folder per --weights)")
     if training:
         parser.add_argument("--train-fraction", type=share, default=1.0,
                             help="learn from this share of the training prompts, every held-out one kept: a point "
                             "of a learning curve (does more data help?)")
+
+
+def features_of_args(args: argparse.Namespace) -> Path:
+    """The features folder a command's --features and --weights name."""
+    return Path(args.features).expanduser() if args.features else features_dir(args.weights)
 
 
 def training_prompts(seed: int = 0) -> list[str]:
@@ -120,7 +129,7 @@ def share(text: str) -> float:
 def shards_of(args: argparse.Namespace, features: tuple[str, ...], greedy: bool = False) -> list[dict]:
     """The shards a training command's --data, --features and --train-fraction name (`greedy`: only the greedy
     answers')."""
-    shards = load_shards(Path(args.data).expanduser(), features, Path(args.features).expanduser(), greedy)
+    shards = load_shards(Path(args.data).expanduser(), features, features_of_args(args), greedy)
     return share_of(shards, args.train_fraction)
 
 
