@@ -101,7 +101,7 @@ COST_SIZES = (1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 16, 24, 32, 48, 64)
 def forward_cost(runner, sizes=COST_SIZES, repeats=7) -> dict:
     """Median ms of one verify pass over n tokens after the same cached context, through paradec's fast
     forward at both precisions (the default first: what every run decodes with) and through Hugging Face's own
-    forward on the float32 weights; `weights` names each curve's."""
+    forward on the float32 weights; `weights` names each curve's; `machine`: the probe at the same threads."""
     import torch
 
     from paradec.core.verify import pass_ms
@@ -118,7 +118,8 @@ def forward_cost(runner, sizes=COST_SIZES, repeats=7) -> dict:
     for name, c in curves.items():
         print(f"  {name} forward ms by tokens:", dict(zip(sizes, map(round, c["median_ms"]))), flush=True)
     return {"model": target.name, "device": target.device, "dtype": target.dtype, "context_tokens": len(ctx),
-            "threads": torch.get_num_threads(), "tokens": list(sizes), "curves": curves}
+            "threads": torch.get_num_threads(), "tokens": list(sizes), "curves": curves,
+            "machine": machine.probe(torch.get_num_threads())}  # the roof the Roofline page places these passes on
 
 
 def main(argv=None) -> int:

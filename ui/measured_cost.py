@@ -7,7 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec.costs import measured
+from paradec.costs import machine, measured, roofline
+from paradec.costs.roofline import Hardware, ModelShape
 from paradec.plots.kpis import cost_figure
 from paradec.plots.style import MEASURED
 
@@ -79,6 +80,45 @@ def verify_steps(tokens: int, key: str) -> float | None:
                     help=_("The roofline model on the chip chosen above, or the verify pass measured on this CPU at "
                            "either precision (its time over a one-token pass, from the curve above)."))
     return None if pick == MODEL else measured.ratio(curves[pick], tokens)
+
+
+def timed_machine() -> Hardware | None:
+    """The machine that timed the curves, probed at their threads (the roof the Roofline chart places them on)."""
+    cost = sources.forward_cost()
+    return machine.hardware(cost["machine"], "Recording machine") if cost and "machine" in cost else None
+
+
+def timed_passes(hw: Hardware, model: ModelShape, dtype: str, batch: int) -> dict | None:
+    """The curves for the Roofline chart ({'context', 'curves'}) when the chart is of the chip, model, dtype and
+    batch they were timed with; else None."""
+    cost, timer = sources.forward_cost(), timed_machine()
+    chosen = (hw.name, model.name, dtype, batch)
+    if not cost or timer is None or chosen != (timer.name, cost["model"], cost["dtype"], 1):
+        return None
+    return {"context": cost["context_tokens"], "curves": measured.curves(cost)}
+
+
+def timed_reading(hw: Hardware, model: ModelShape, timed: dict) -> str:
+    """What the timed passes on the roofline say: the bytes each precision's one-token pass moves and how fast
+    against the roof, and the pass that reaches the ridge."""
+    parts = []
+    for weights, ms in timed["curves"].items():
+        shape = model.with_dtype("float32").with_weights(weights)
+        mb, n = roofline.weight_bytes(shape) / 2**20, roofline.crossing(hw, shape, "float32", timed["context"])
+        parts.append(_("**{precision}**: the one-token pass reads {mb:.0f} MiB of weights in {ms:.1f} ms, {gbs:.0f} "
+                       "GB/s ({share:.0%} of the probe's bandwidth); the model puts a pass of {n} tokens on the "
+                       "ridge.").format(precision=_(measured.PRECISIONS[weights]), mb=mb, ms=ms[1],
+                                        gbs=mb * 2**20 / ms[1] / 1e6, share=mb * 2**20 / (ms[1] / 1e3) / hw.bandwidth,
+                                        n=n if n is not None else "> 4096"))
+    text = "\n".join(f"- {p}" for p in parts) + "\n\n" + _(
+        "The dashed lines are passes timed on {hw}, each placed by the bytes its weights move.").format(hw=hw.name)
+    if {"q4", "f32"} <= set(timed["curves"]):
+        one = {w: roofline.weight_bytes(model.with_dtype("float32").with_weights(w)) for w in ("q4", "f32")}
+        text += " " + _("The 4-bit passes read {times:.1f}× fewer bytes, so they sit that much further right, nearer "
+                        "the ridge: that is why their verify-cost curve below rises sooner. Their arithmetic is 8-bit "
+                        "integer dot products, whose peak the probe does not measure: the flat roof drawn is "
+                        "float32's.").format(times=one["f32"] / one["q4"])
+    return text
 
 
 def _gpus() -> None:

@@ -45,12 +45,15 @@ class Choice:
 
 @st.cache_data
 def recording() -> dict[str, Hardware]:
-    """The probe of the machine that recorded the traces, by its name (empty when the traces have none)."""
+    """The probes of the machine that recorded the traces and timed the verify-cost curves, by their names (the
+    threads they ran on tell them apart; empty when none was recorded)."""
+    timer = measured_cost.timed_machine()  # the measured curves' (first: the page opens on their passes)
+    found = {timer.name: timer} if timer else {}
     try:
         hw = machine.recorded(sources.TRACE_DIR / RECORDING)
     except (OSError, ValueError, KeyError, TypeError):
-        return {}  # traces recorded without their machine: the presets still place them
-    return {hw.name: hw}
+        return found  # traces recorded without their machine: the presets still place them
+    return found | {hw.name: hw}
 
 
 def _hardware() -> dict[str, Hardware]:
@@ -134,7 +137,7 @@ def pick_step() -> tuple[Trace, int]:
 def step_point(trace: Trace, i: int) -> dict:
     n, c, rows = roofline.verify_pass(trace.steps[i])
     return {"label": _("{method} step {step}").format(method=trace.method, step=i + 1), "n": n, "c": c, "rows": rows,
-            "measured_s": trace.steps[i].verify_ms / 1e3}
+            "measured_s": trace.steps[i].verify_ms / 1e3, "weights": trace.weights}
 
 
 def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
@@ -145,13 +148,17 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
            help=_("Attainable FLOP/s (y) against arithmetic intensity, FLOPs per byte moved (x). Left of the ridge a "
                   "pass waits on memory, so extra tokens in it are nearly free; AR decoding sits far left, verify "
                   "passes further right."))
-    chart(plots.roofline_figure(ch.hw, ch.model, ch.dtype, ch.context, ch.batch, point if same else None),
-          "roof.fig")
+    timed = measured_cost.timed_passes(ch.hw, ch.model, ch.dtype, ch.batch)
+    chart(plots.roofline_figure(ch.hw, ch.model, ch.dtype, ch.context, ch.batch, point if same else None,
+                                timed=timed), "roof.fig")
+    if timed:
+        st.markdown(measured_cost.timed_reading(ch.hw, ch.model, timed))
     if not same:
         st.info(_("The recorded step appears when the model is {model}, the dtype {dtype} and the batch 1, as in "
                   "the trace.").format(model=trace.model, dtype=trace.dtype))
         return
-    cost = roofline.forward_cost(ch.model.with_dtype(ch.dtype), point["n"], point["c"], 1, point["rows"])
+    cost = roofline.forward_cost(ch.model.with_dtype(ch.dtype).with_weights(trace.weights), point["n"], point["c"], 1,
+                                 point["rows"])
     model_ms = roofline.seconds(ch.hw, ch.dtype, cost) * 1e3
     m = [*st.columns(2), *st.columns(2)]  # two rows: the labels are long
     m[0].metric(_("tokens in the pass"), point["n"],

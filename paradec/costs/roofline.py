@@ -17,6 +17,11 @@ DTYPE_BYTES = {"float32": 4, "tf32": 4, "bfloat16": 2, "float16": 2, "int8": 1}
 
 T = 1e12
 
+# Bytes per weight of a GGUF file's blocks as paradec's 4-bit engine reads them (docs/kernel.md): Q4_1 for the layers'
+# matrices (32 weights in 20 bytes: 16 of 4-bit codes, a float16 scale and a float16 minimum), Q8_0 for the LM head
+# (32 in 34: 8-bit codes and a float16 scale). Its activations and KV cache stay float32. "f32": every weight float32.
+WEIGHT_FORMATS = {"q4": {"layers": 20 / 32, "head": 34 / 32, "dtype": "float32"}}
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -81,12 +86,21 @@ class ModelShape:
     tied: bool  # the LM head shares the input embedding's matrix
     dtype_bytes: int = 2
     head_dim: int = 0  # 0: hidden // heads
+    layer_bytes: float = 0.0  # bytes per weight of the layers' matrices, and of the LM head, where they are stored
+    head_bytes: float = 0.0  # in blocks of their own (WEIGHT_FORMATS); 0: the dtype's
 
     def __post_init__(self):
         object.__setattr__(self, "head_dim", self.head_dim or self.hidden // self.heads)
 
     def with_dtype(self, dtype: str) -> "ModelShape":
         return replace(self, dtype_bytes=DTYPE_BYTES[dtype])
+
+    def with_weights(self, weights: str) -> "ModelShape":
+        """The model with its weights in a format of WEIGHT_FORMATS (q4), or as its dtype has them (f32)."""
+        if weights not in WEIGHT_FORMATS:
+            return self
+        f = WEIGHT_FORMATS[weights]
+        return replace(self.with_dtype(f["dtype"]), layer_bytes=f["layers"], head_bytes=f["head"])
 
 
 # From each model's config.json on the Hugging Face hub.
@@ -111,7 +125,8 @@ def params(m: ModelShape) -> int:
 def weight_bytes(m: ModelShape) -> int:
     """Weights one forward reads: every layer and the whole LM head. The input embedding only
     gathers n rows (left out, as are the norms' few vectors); tied or not, the head is V x h."""
-    return (m.layers * layer_params(m) + m.vocab * m.hidden) * m.dtype_bytes
+    return round(m.layers * layer_params(m) * (m.layer_bytes or m.dtype_bytes)
+                 + m.vocab * m.hidden * (m.head_bytes or m.dtype_bytes))
 
 
 def kv_bytes_per_token(m: ModelShape) -> int:

@@ -7,6 +7,7 @@ import math
 import plotly.graph_objects as go
 
 from ..costs import roofline
+from ..costs.measured import PRECISIONS
 from ..costs.roofline import Hardware, ModelShape
 from ..costs.speccost import SpecStep
 from .style import COLORS, N_, layout
@@ -14,6 +15,7 @@ from .style import COLORS, N_, layout
 VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)
 LABELLED = (1, 8, 64)
 STEP_COLOR = "#f5b700"
+TIMED_COLORS = {"q4": "#7b3294", "f32": COLORS["resampled"]}  # the passes timed on this machine, by weights
 
 
 def _point(hw, dtype, cost, name, text, color, symbol="circle", size=11, position="top center") -> go.Scatter:
@@ -45,13 +47,16 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
 
 
 def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512, batch: int = 1,
-                    step: dict | None = None, height: int = 380) -> go.Figure:
-    """Log-log roofline with the ridge marked. step: {'label', 'n', 'c', 'rows', 'measured_s'}
-    places one recorded verify pass twice: where the model puts it, and at its measured time."""
+                    step: dict | None = None, height: int = 380, timed: dict | None = None) -> go.Figure:
+    """Log-log roofline with the ridge marked. step: {'label', 'n', 'c', 'rows', 'measured_s', 'weights'}
+    places one recorded verify pass twice: where the model puts it, and at its measured time. timed:
+    {'context', 'curves': {weights: {tokens: ms}}} places the passes timed on this chip at each precision."""
     m = m.with_dtype(dtype)
     fig = go.Figure(_passes(hw, m, dtype, context, batch))
+    if timed:
+        fig.add_traces(_timed(m, timed))
     if step:
-        fig.add_traces(_step(hw, m, dtype, step))
+        fig.add_traces(_step(hw, m.with_weights(step.get("weights", "f32")), dtype, step))
     xs = [x for tr in fig.data for x in tr.x]
     ridge = hw.ridge(dtype)
     lo, hi = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
@@ -68,6 +73,26 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
     fig.update_yaxes(type="log", title=N_("FLOP/s"), range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
     return layout(fig, N_("{model} ({dtype}, batch {batch}) on {hw}").format(model=m.name, dtype=dtype, batch=batch,
                                                                                hw=hw.name), height, legend="right")
+
+
+def _timed(m: ModelShape, timed: dict) -> list[go.Scatter]:
+    """Each precision's passes as measured: a pass's intensity from its weights' bytes (the model's count), its
+    FLOPs over its measured time; AR (one token) and the widest pass labelled."""
+    out = []
+    for weights, ms in timed["curves"].items():
+        shape, ns = m.with_weights(weights), sorted(ms)
+        costs = [roofline.forward_cost(shape, n, timed["context"]) for n in ns]
+        name = N_("{precision}: AR and verify passes (measured)").format(
+            precision=PRECISIONS.get(weights, weights))
+        out.append(go.Scatter(
+            x=[c.intensity for c in costs], y=[c.flops / (ms[n] / 1e3) for c, n in zip(costs, ns)],
+            mode="lines+markers+text", name=name, line=dict(color=TIMED_COLORS.get(weights, "black"), dash="dash"),
+            marker=dict(symbol="diamond", size=[12 if n == 1 else 7 for n in ns]),
+            text=["AR" if n == 1 else f"{n}" if n == ns[-1] else "" for n in ns], textposition="bottom right",
+            customdata=[[n, ms[n]] for n in ns],
+            hovertemplate=f"{name}<br>%{{customdata[0]}} tokens: %{{customdata[1]:.3g}} ms (MEASURED)"
+                          "<br>%{x:.1f} FLOP/byte<extra></extra>"))
+    return out
 
 
 def _step(hw: Hardware, m: ModelShape, dtype: str, step: dict) -> list[go.Scatter]:
