@@ -88,6 +88,7 @@ def test_medusa_page_shows_the_heads_grid_the_node_table_and_the_tree_editor():
     assert list(trees["tree"])[:5] == ["chain4", "small8", "cpu12", "wide16", "mc_sim_7b_63"]
     assert list(trees["run"])[:5] == [f"recorded ({t})" for t in trees["tree"][:5]]
     assert trees["tree nodes"][4] == 63 and trees["τ"][4] > trees["τ"][0]  # the big tree accepts more per pass
+    assert "prompt" not in trees  # one prompt for every run: no column for it (the table fits a 1024-px page)
     curve = sources.medusa_curve()["points"]  # the heads trained on shares of the prompts (learning_curve.json)
     shares = at.dataframe[2].value
     assert "More training data?" in [e.label for e in at.expander]

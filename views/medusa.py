@@ -131,7 +131,9 @@ def trees_compared(trace: Trace) -> None:
             for r in st.session_state["medusa.runs"].values()]
     names = {"tree": _("tree"), "run": _("run"), "tree nodes": _("tree nodes"), "acceptance": _("acceptance"),
              "ms / token": _("ms / token"), "prompt": _("prompt")}
-    st.dataframe([{names.get(k, k): v for k, v in r.items()} for r in rows], hide_index=True)
+    same = len({r["prompt"] for r in rows}) == 1  # the recorded runs' prompt: a column only once runs differ
+    shown = [{names.get(k, k): v for k, v in r.items() if not (same and k == "prompt")} for r in rows]
+    st.dataframe(shown, hide_index=True, column_config={names["tree"]: st.column_config.TextColumn(width="small")})
     st.caption(_("Edit the tree under **Parameters**, switch the sidebar to live and run: each run lands here "
                  "with its τ and time per token. The recorded runs are one run each on one CPU thread: compare "
                  "their times loosely."))

@@ -14,6 +14,7 @@ from .style import COLORS, N_, layout
 
 VERIFY_KS = (1, 2, 4, 8, 16, 32, 64)  # drafted tokens in a verify pass (plus the pending token)
 LABELLED = (1, 8, 64)
+LABEL_AT = {8: "top center", 64: "bottom left"}  # above the line, and inside the plot: apart on a phone too
 STEP_COLOR = "#f5b700"
 TIMED_COLORS = {"q4": "#7b3294", "f32": COLORS["resampled"]}  # the passes timed on this machine, by weights
 
@@ -36,7 +37,8 @@ def _passes(hw: Hardware, m: ModelShape, dtype: str, context: int, batch: int) -
     line = go.Scatter(x=[c.intensity for c in verify], y=[c.flops / t for c, t in zip(verify, times)],
                       mode="lines+markers+text", name=N_("verify k drafted"),
                       text=[f"k={k}" if k in LABELLED else "" for k in VERIFY_KS],  # every label: they overlap
-                      textposition="bottom right", line=dict(color=COLORS["bonus"]),
+                      textposition=[LABEL_AT.get(k, "bottom right") for k in VERIFY_KS],
+                      line=dict(color=COLORS["bonus"]),
                       customdata=[t * 1e3 for t in times],
                       hovertext=[f"k={k}" for k in VERIFY_KS],
                       hovertemplate="verify: %{hovertext}<br>%{x:.1f} FLOP/byte<br>%{customdata:.3g} ms (MODEL)"
@@ -59,7 +61,7 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
         fig.add_traces(_step(hw, m.with_weights(step.get("weights", "f32")), dtype, step))
     xs = [x for tr in fig.data for x in tr.x]
     ridge = hw.ridge(dtype)
-    lo, hi = min(xs + [ridge]) / 3, max(xs + [ridge]) * 3
+    lo, hi = min(xs + [ridge]) / 2, max(xs + [ridge]) * 2
     roof = [lo, ridge, hi]  # the bend at the ridge: the line of bandwidth, then the flat of the peak
     fig.add_trace(go.Scatter(x=roof, y=[roofline.attainable(hw, dtype, x) for x in roof], mode="lines", name=N_("roof"),
                              line=dict(color="black", width=2), hoverinfo="skip"))
@@ -72,12 +74,12 @@ def roofline_figure(hw: Hardware, m: ModelShape, dtype: str, context: int = 512,
                      range=[math.log10(lo), math.log10(hi)])  # fitted to the points, roof and ridge
     fig.update_yaxes(type="log", title=N_("FLOP/s"), range=[math.log10(min(ys) / 2), math.log10(max(ys) * 2)])
     return layout(fig, N_("{model} ({dtype}, batch {batch}) on {hw}").format(model=m.name, dtype=dtype, batch=batch,
-                                                                               hw=hw.name), height, legend="right")
+                                                                               hw=hw.name), height)
 
 
 def _timed(m: ModelShape, timed: dict) -> list[go.Scatter]:
     """Each precision's passes as measured: a pass's intensity from its weights' bytes (the model's count), its
-    FLOPs over its measured time; AR (one token) and the widest pass labelled."""
+    FLOPs over its measured time; AR (one token) the large marker (the model's passes carry the labels)."""
     out = []
     for weights, ms in timed["curves"].items():
         shape, ns = m.with_weights(weights), sorted(ms)
@@ -86,9 +88,8 @@ def _timed(m: ModelShape, timed: dict) -> list[go.Scatter]:
             precision=PRECISIONS.get(weights, weights))
         out.append(go.Scatter(
             x=[c.intensity for c in costs], y=[c.flops / (ms[n] / 1e3) for c, n in zip(costs, ns)],
-            mode="lines+markers+text", name=name, line=dict(color=TIMED_COLORS.get(weights, "black"), dash="dash"),
-            marker=dict(symbol="diamond", size=[12 if n == 1 else 7 for n in ns]),
-            text=["AR" if n == 1 else f"{n}" if n == ns[-1] else "" for n in ns], textposition="bottom right",
+            mode="lines+markers", name=name, line=dict(color=TIMED_COLORS.get(weights, "black"), dash="dash"),
+            marker=dict(symbol="diamond", size=[13 if n == 1 else 6 for n in ns]),  # AR's the large one
             customdata=[[n, ms[n]] for n in ns],
             hovertemplate=f"{name}<br>%{{customdata[0]}} tokens: %{{customdata[1]:.3g}} ms (MEASURED)"
                           "<br>%{x:.1f} FLOP/byte<extra></extra>"))
