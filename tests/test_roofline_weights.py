@@ -69,3 +69,14 @@ def test_the_roofline_page_opens_on_the_timed_passes_of_both_precisions():
     at.selectbox(key="roof.hw").set_value("Recording machine (1 thread)").run()  # not the curves' roof: no points
     fig = next(c for c in at.get("plotly_chart") if c.key == "roof.fig")
     assert "(measured)" not in fig.proto.spec and not at.exception
+
+
+def test_the_static_sites_roofline_places_the_same_timed_passes():
+    from paradec.data import ASSETS
+    from paradec.site.pages import roofline as roofline_page
+    from paradec.words import Words
+
+    page = roofline_page(ASSETS, Words("en"))
+    names = [t.get("name") for t in page.charts["cpu"]["data"]]
+    assert "4-bit: AR and verify passes (measured)" in names and "float32: AR and verify passes (measured)" in names
+    assert "Recording machine (2 threads)" in page.charts["cpu"]["layout"]["title"]["text"].replace("<br>", " ")

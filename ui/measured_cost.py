@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from paradec.costs import machine, measured, roofline
+from paradec.costs import measured, roofline
 from paradec.costs.roofline import Hardware, ModelShape
 from paradec.plots.kpis import cost_figure
 from paradec.plots.style import MEASURED
@@ -85,17 +85,18 @@ def verify_steps(tokens: int, key: str) -> float | None:
 def timed_machine() -> Hardware | None:
     """The machine that timed the curves, probed at their threads (the roof the Roofline chart places them on)."""
     cost = sources.forward_cost()
-    return machine.hardware(cost["machine"], "Recording machine") if cost and "machine" in cost else None
+    found = cost and measured.timed(cost)
+    return found[0] if found else None
 
 
 def timed_passes(hw: Hardware, model: ModelShape, dtype: str, batch: int) -> dict | None:
     """The curves for the Roofline chart ({'context', 'curves'}) when the chart is of the chip, model, dtype and
     batch they were timed with; else None."""
-    cost, timer = sources.forward_cost(), timed_machine()
-    chosen = (hw.name, model.name, dtype, batch)
-    if not cost or timer is None or chosen != (timer.name, cost["model"], cost["dtype"], 1):
+    cost = sources.forward_cost()
+    found = cost and measured.timed(cost)
+    if not found or (hw.name, model.name, dtype, batch) != (found[0].name, cost["model"], cost["dtype"], 1):
         return None
-    return {"context": cost["context_tokens"], "curves": measured.curves(cost)}
+    return found[1]
 
 
 def timed_reading(hw: Hardware, model: ModelShape, timed: dict) -> str:

@@ -3,6 +3,9 @@ scripts/record_traces.py), as multiples of the one-token pass: paradec's forward
 What a verify pass over n tokens costs in AR steps, and so the τ a step must beat for verifying alone to pay."""
 from __future__ import annotations
 
+from .machine import hardware
+from .roofline import Hardware
+
 PRECISIONS = {"q4": "4-bit", "f32": "float32"}  # a target's weights (a curve's, a live run's), as the pages name them
 
 
@@ -30,3 +33,11 @@ def widest_paying(ms: dict[int, float], tau: float) -> int | None:
     (drafting left out: it only narrows this); None when even two tokens cost more."""
     fits = [n for n in sorted(ms) if n >= 2 and ratio(ms, n) < tau]
     return fits[-1] if fits else None
+
+
+def timed(cost: dict) -> tuple[Hardware, dict] | None:
+    """The roof the curves were timed under (the probe at their threads, saved with them) and the passes to place
+    on it ({'context', 'curves'}: paradec.plots.roofline), or None for a file without its probe."""
+    if "machine" not in cost:
+        return None
+    return hardware(cost["machine"], "Recording machine"), {"context": cost["context_tokens"], "curves": curves(cost)}

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from .. import bench_report, catalog
-from ..costs import machine
+from ..costs import machine, measured
 from ..costs.roofline import HARDWARE, MODELS
 from ..learn import roofline as roofline_questions
 from ..plots import arena as arena_plots
@@ -63,21 +63,24 @@ def roofline(assets: Path, tr: Words) -> Page:
     page.data["questions"] = [worded.question(q, tr, link(tr.lang)) for q in roofline_questions.questions(assets)]
     body += "<div id='pd-quiz'></div>"
     model = MODELS["SmolLM2-135M-Instruct"]
-    try:
-        here = machine.recorded(assets / "traces" / "machine.json")
-    except (OSError, ValueError, KeyError, TypeError):
-        here = None  # traces recorded without their machine: the data-sheet chip alone
+    cost_file = assets / "traces" / "forward_cost.json"
+    cost = json.loads(cost_file.read_text()) if cost_file.is_file() else None
+    here, timed = (cost and measured.timed(cost)) or (None, None)  # the passes timed at both precisions, on their roof
+    if here is None:
+        try:
+            here = machine.recorded(assets / "traces" / "machine.json")
+        except (OSError, ValueError, KeyError, TypeError):
+            here = None  # traces recorded without their machine: the data-sheet chip alone
     help_ = tr("Attainable FLOP/s (y) against arithmetic intensity, FLOPs per byte moved (x). Left of the ridge a "
                "pass waits on memory, so extra tokens in it are nearly free; AR decoding sits far left, verify "
                "passes further right.")
-    for key, hw, dtype in [("cpu", here, "float32"), ("gpu", HARDWARE["H100 SXM"], "bfloat16")]:
+    for key, hw, dtype, passes in [("cpu", here, "float32", timed), ("gpu", HARDWARE["H100 SXM"], "bfloat16", None)]:
         if hw is not None:
-            body += chart(page, key, fig_json(roofline_figure(hw, model, dtype), tr.lang), tr("Roofline"),
-                          badges(tr, MODEL), help_)
-    cost = assets / "traces" / "forward_cost.json"
-    if cost.is_file():
-        body += chart(page, "cost", fig_json(cost_figure(json.loads(cost.read_text())), tr.lang),
-                      tr("Measured cost of one forward pass"), badges(tr, MEASURED))
+            body += chart(page, key, fig_json(roofline_figure(hw, model, dtype, timed=passes), tr.lang),
+                          tr("Roofline"), badges(tr, MODEL, *([MEASURED] if passes else [])), help_)
+    if cost:
+        body += chart(page, "cost", fig_json(cost_figure(cost), tr.lang), tr("Measured cost of one forward pass"),
+                      badges(tr, MEASURED))
     page.body = body
     return page
 
