@@ -125,3 +125,25 @@ def test_a_train_fraction_keeps_every_held_out_prompt_and_a_nested_share_of_the_
     with pytest.raises(SystemExit) as e:
         train_main(["medusa", "--train-fraction", "1.5"])
     assert e.value.code == 2 and "a share in (0, 1], not 1.5" in capsys.readouterr().err
+
+
+def test_each_engine_has_its_own_features_and_the_features_command_remakes_them(tiny_loaded, tiny_dir, tmp_path,
+                                                                                 monkeypatch, capsys):
+    """A drafter learns the features of the engine it will read (--weights: f32 or q4, a cache folder each); the
+    features command makes them for the shipped answers alone, the answers untouched."""
+    from paradec.train.selfdistill import features_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert features_dir("f32") != features_dir("q4") and features_dir("q4").parent == features_dir("f32").parent
+    data, made_by_data, remade = tmp_path / "answers", tmp_path / "a", tmp_path / "b"
+    generate_shards(tiny_loaded, ["Say hi.", "Name a colour."], data, samples=1, batch=2, max_new_tokens=4,
+                    features=made_by_data)
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+    assert train_main(["features", "--model", str(tiny_dir), "--data", str(data), "--features", str(remade)]) == 0
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == before
+    (a,), (b,) = list(made_by_data.glob("features-*")), list(remade.glob("features-*"))
+    assert a.name == b.name and torch.equal(load_file(str(a))["hidden"], load_file(str(b))["hidden"])
+    assert train_main(["features", "--weights", "q4", "--data", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"python -m paradec.train features: error: no self-distillation answers in {tmp_path / 'none'}"
+    assert "selfdistill-features-q4" in err[0]  # where a 4-bit engine's features would go
