@@ -45,8 +45,7 @@ class Choice:
 
 @st.cache_data
 def recording() -> dict[str, Hardware]:
-    """The probes of the machine that recorded the traces and timed the verify-cost curves, by their names (the
-    threads they ran on tell them apart; empty when none was recorded)."""
+    """The probes of the machine that timed the cost curves and the traces, by name (their threads differ)."""
     timer = measured_cost.timed_machine()  # the measured curves' (first: the page opens on their passes)
     found = {timer.name: timer} if timer else {}
     try:
@@ -144,11 +143,11 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
     """The roofline, with the recorded step when the chosen model, dtype and batch are the trace's."""
     point = step_point(trace, i)
     same = ch.model.name == trace.model and ch.dtype == trace.dtype and ch.batch == 1
-    header(_("Roofline"), MODEL, *([MEASURED] if same else []),
+    timed = measured_cost.timed_passes(ch.hw, ch.model, ch.dtype, ch.batch)  # both precisions' passes, measured
+    header(_("Roofline"), MODEL, *([MEASURED] if same or timed else []),
            help=_("Attainable FLOP/s (y) against arithmetic intensity, FLOPs per byte moved (x). Left of the ridge a "
                   "pass waits on memory, so extra tokens in it are nearly free; AR decoding sits far left, verify "
                   "passes further right."))
-    timed = measured_cost.timed_passes(ch.hw, ch.model, ch.dtype, ch.batch)
     chart(plots.roofline_figure(ch.hw, ch.model, ch.dtype, ch.context, ch.batch, point if same else None,
                                 timed=timed), "roof.fig")
     if timed:
@@ -157,8 +156,8 @@ def roofline_panel(ch: Choice, trace: Trace, i: int) -> None:
         st.info(_("The recorded step appears when the model is {model}, the dtype {dtype} and the batch 1, as in "
                   "the trace.").format(model=trace.model, dtype=trace.dtype))
         return
-    cost = roofline.forward_cost(ch.model.with_dtype(ch.dtype).with_weights(trace.weights), point["n"], point["c"], 1,
-                                 point["rows"])
+    shape = ch.model.with_dtype(ch.dtype).with_weights(trace.weights)  # a 4-bit run reads its own bytes
+    cost = roofline.forward_cost(shape, point["n"], point["c"], 1, point["rows"])
     model_ms = roofline.seconds(ch.hw, ch.dtype, cost) * 1e3
     m = [*st.columns(2), *st.columns(2)]  # two rows: the labels are long
     m[0].metric(_("tokens in the pass"), point["n"],
