@@ -131,7 +131,9 @@ def test_each_engine_has_its_own_features_and_the_features_command_remakes_them(
                                                                                  monkeypatch, capsys):
     """A drafter learns the features of the engine it will read (--weights: f32 or q4, a cache folder each); the
     features command makes them for the shipped answers alone, the answers untouched."""
-    from paradec.train.selfdistill import features_dir
+    from argparse import Namespace
+
+    from paradec.train.selfdistill import features_dir, learned_from
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert features_dir("f32") != features_dir("q4") and features_dir("q4").parent == features_dir("f32").parent
@@ -147,3 +149,6 @@ def test_each_engine_has_its_own_features_and_the_features_command_remakes_them(
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"python -m paradec.train features: error: no self-distillation answers in {tmp_path / 'none'}"
     assert "selfdistill-features-q4" in err[-2]  # where a 4-bit engine's features would go
+    # every trainer's card names the answers, and the engine whose features it learned where that is not float32
+    assert learned_from(Namespace(data=str(data), weights="f32")) == str(data)
+    assert learned_from(Namespace(data=str(data), weights="q4")) == f"{data} with the 4-bit engine's features"

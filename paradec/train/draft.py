@@ -29,7 +29,7 @@ from .selfdistill import (
     add_data_args,
     command_line,
     frequent_tokens,
-    published,
+    learned_from,
     read_manifest,
     shards_of,
 )
@@ -202,7 +202,7 @@ def command(args, argv) -> int:
                          args.prompt_weight, out / CHECKPOINT, baseline)
     save(draft, out, {"target": target.name, "steps": args.steps, "seed": args.seed})
     cmd = command_line(argv)
-    shown = published(data)
+    shown = learned_from(args)
     files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd, args.baseline or ""))
     files.write_atomic(out / "stats.json", json.dumps({"target": target.name, **facts}, indent=1) + "\n")  # pages
     done(out)

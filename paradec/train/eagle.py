@@ -26,7 +26,7 @@ from .selfdistill import (
     add_data_args,
     command_line,
     frequent_tokens,
-    published,
+    learned_from,
     read_manifest,
     validation,
 )
@@ -243,7 +243,7 @@ def command(args, argv) -> int:
                         args.lr, args.seed, args.prompt_weight, out / CHECKPOINT, baseline=baseline, layers=args.layers)
     eagle_head.save(head.cpu(), out, target.model.config, {"target": target.name, "trained": facts})
     cmd = command_line(argv)
-    shown = published(data) + (" with the 4-bit engine's features" if args.weights == "q4" else "")
+    shown = learned_from(args)
     files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd))
     done(out)
     print(f"eagle{args.version}: held-out agreement {facts['after']} -> {out}", file=sys.stderr)

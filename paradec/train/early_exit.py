@@ -21,7 +21,7 @@ from ..drafters.early_exit import Adapter
 from ..traces import files
 from .eagle import EVAL_EVERY, EVAL_ROWS, batch_of, lm_head_rows, split_rows
 from .loop import CHECKPOINT, Plan, done, fit, spread
-from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, published, read_manifest
+from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, learned_from, read_manifest
 
 
 def init_adapter(target, exit_layer: int, ids: torch.Tensor) -> Adapter:
@@ -156,7 +156,7 @@ def command(args, argv) -> int:
     save(adapter, out, {"target": target.name, "trained": json.dumps(facts)})
     files.write_atomic(out / STATS, json.dumps({"target": target.name, **facts}, indent=1) + "\n")
     cmd = command_line(argv)
-    shown = published(data)
+    shown = learned_from(args)
     files.write_atomic(out / "card.md", card(facts, shown, manifest, target.name, cmd))
     done(out)
     print(f"early_exit: held-out agreement {facts['before']} -> {facts['after']} -> {out}", file=sys.stderr)

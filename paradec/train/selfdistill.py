@@ -13,6 +13,7 @@ import torch
 from safetensors import safe_open
 
 from ..data import ASSETS, SPECBENCH, TRAIN_PROMPTS, first_turn, read_jsonl, split_of
+from ..models.gguf import WEIGHTS
 from .answers import features_of, read_answers
 
 
@@ -54,7 +55,7 @@ def add_data_args(parser: argparse.ArgumentParser, training: bool = True) -> Non
     """--data and --features, the same for every command that reads or makes the shards; a command that
     learns from them (`training`) also takes --train-fraction."""
     parser.add_argument("--data", default=str(data_dir()), help="the self-distillation answers (shipped)")
-    parser.add_argument("--weights", choices=("f32", "q4"), default="f32",
+    parser.add_argument("--weights", choices=WEIGHTS, default="f32",
                         help="the target engine whose features are made or learned from: f32 (float32) or q4 (the "
                         "file's 4-bit blocks, the CPU default); the answers are the same")
     parser.add_argument("--features", default=None, help="their features (python -m paradec.train data remakes "
@@ -93,6 +94,13 @@ def read_manifest(data: Path) -> dict:
 def published(path: Path) -> str:
     """A local path as a model card shows it: the card is published, so no home folder in it."""
     return str(path).replace(str(Path.home()), "~")
+
+
+def learned_from(args: argparse.Namespace) -> str:
+    """The answers a training command read, as its model card names them, and the engine whose features it learned
+    where that is not the float32 one."""
+    engine = " with the 4-bit engine's features" if args.weights == "q4" else ""
+    return published(Path(args.data).expanduser()) + engine
 
 
 def command_line(argv) -> str:

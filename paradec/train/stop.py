@@ -23,7 +23,7 @@ from ..drafters.draft_length import FEATURES, MAX_K, features
 from ..models import load, load_draft
 from ..traces import files
 from .draft import rows_of, split
-from .selfdistill import add_data_args, command_line, published, shards_of
+from .selfdistill import add_data_args, command_line, learned_from, shards_of
 
 
 @torch.no_grad()
@@ -130,11 +130,10 @@ def command(args, argv) -> int:
     torch.set_num_threads(args.threads)
     target = load(args.model, "cpu", "float32")
     draft = load_draft(args.draft, target).model.eval()
-    data = Path(args.data).expanduser()
     stop = train(draft, target.model.get_output_embeddings().weight.detach(), shards_of(args, ("hidden",)), args.l2)
     stop["trained"] |= {"command": command_line(argv),
                         "target": target.name, "draft": args.draft,
-                        "data": published(data)}
+                        "data": learned_from(args)}
     out = Path(args.out or args.draft.partition(":")[2] or ASSET)
     out.mkdir(parents=True, exist_ok=True)
     files.write_atomic(out / STOP, json.dumps(stop, indent=1, ensure_ascii=False) + "\n")
