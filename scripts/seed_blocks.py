@@ -4,9 +4,10 @@ not power. For each method, the correct code and each mistake the test file inje
 p-value, whether it is the test's verdict (correct: p > ALPHA and the coverage preconditions hold; a mistake:
 p < ALPHA), and the coverage the preconditions read. Exit status 1 when any verdict is wrong.
 
-    .venv/bin/python scripts/seed_blocks.py [--methods pld,mirror] [--blocks 0,10000,20000,30000]
+    .venv/bin/python scripts/seed_blocks.py [--methods pld,mirror] [--blocks 0,10000,20000,30000] [--weights q4]
 
-About 7 minutes for every method on four blocks, on one core."""
+Both engines (the tiny model on paradec's float32 CPU forward, its GGUF file on the 4-bit engine), every method,
+every mistake, four blocks: about 7 minutes on one core."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # paradec, and the tests' modules (their folder is no package)
 import test_sampling_e2e as e2e  # noqa: E402
 
+from gguf_files import Logits  # noqa: E402
 from stats import ALPHA, exact_marginals, marginals_pvalue  # noqa: E402
 
 
@@ -33,8 +35,8 @@ def verdict(target, exact, make, method: str, mistake: str | None, base: int) ->
     p, seen = marginals_pvalue(samples, exact), e2e.coverage(steps)
     ok = p > ALPHA and e2e.covered(seen) if mistake is None else p < ALPHA
     shown = " ".join(f"{k} {v:.3g}" for k, v in seen.items())
-    print(f"{method:<11} {mistake or 'correct':<38} {base:>6}  p {p:.2e}  {'ok' if ok else 'WRONG':<5} {shown}  "
-          f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    print(f"{target.weights:<4} {method:<11} {mistake or 'correct':<38} {base:>6}  p {p:.2e}  "
+          f"{'ok' if ok else 'WRONG':<5} {shown}  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return ok
 
 
@@ -42,18 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--methods", default=",".join(e2e.RUNS))
     parser.add_argument("--blocks", default=",".join(map(str, e2e.BLOCKS)))
+    parser.add_argument("--weights", default="f32,q4", help="the engines: f32, q4 or both")
     parser.add_argument("--correct-only", action="store_true", help="skip the mistakes")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # as the tests run: tiny tensors, one thread
-    target = e2e.build_target()
-    exact = exact_marginals(target, e2e.PROMPT, e2e.SAMPLER, e2e.LENGTH)
+    model = e2e.build_target()
     results = []
     with tempfile.TemporaryDirectory() as folder:
-        drafters = e2e.build_drafters(target, Path(folder))
-        for method in args.methods.split(","):
-            for mistake in [None] + ([] if args.correct_only else e2e.CAUGHT[method]):
-                for base in map(int, args.blocks.split(",")):
-                    results.append(verdict(target, exact, drafters[method], method, mistake, base))
+        for weights in args.weights.split(","):
+            target = e2e.engine_of(model, weights, Path(folder))
+            exact = exact_marginals(Logits(target.decoder), e2e.PROMPT, e2e.SAMPLER, e2e.LENGTH)
+            drafters = e2e.build_drafters(model, target, Path(folder) / weights)
+            for method in args.methods.split(","):
+                for mistake in [None] + ([] if args.correct_only else e2e.CAUGHT[method]):
+                    for base in map(int, args.blocks.split(",")):
+                        results.append(verdict(target, exact, drafters[method], method, mistake, base))
     print(f"{results.count(False)} wrong verdicts of {len(results)}")
     return 0 if all(results) else 1
 

@@ -58,8 +58,9 @@ def write(model, path: Path, matrix: Q = Q.Q4_1, head: Q = Q.Q8_0, odd: dict[str
 
 
 class Logits:
-    """A 4-bit target called as exact_joint calls a Hugging Face model (input_ids (B, T) -> .logits (B, T, V)),
-    each row its own forward from an empty cache: by batch invariance, the logits a decode sees."""
+    """A target of paradec's CPU forward (either precision) called as exact_joint calls a Hugging Face model
+    (input_ids (B, T) -> .logits (B, T, V)), each row its own forward from an empty cache: by batch invariance, the
+    logits a decode sees."""
 
     def __init__(self, target):
         self.target = target

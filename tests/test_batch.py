@@ -248,15 +248,18 @@ OTHER = [6, 10, 8, 5, 11, 7]  # the second prompt: another length, another distr
 
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory):
-    """test_sampling_e2e's target and its sps drafter, the two prompts and their exact marginals."""
-    from test_sampling_e2e import LENGTH, PROMPT, SAMPLER, build_drafters, build_target
+    """test_sampling_e2e's target on paradec's float32 CPU forward (both sequences' passes in one, as a batched run
+    verifies them) and its sps drafter, the two prompts and their exact marginals."""
+    from test_sampling_e2e import LENGTH, PROMPT, SAMPLER, build_drafters, build_target, engine_of
 
+    from gguf_files import Logits
     from stats import exact_marginals
 
-    target = build_target()
-    make = build_drafters(target, target, tmp_path_factory.mktemp("drafters"))["sps"]
+    model, folder = build_target(), tmp_path_factory.mktemp("drafters")
+    target = engine_of(model, "f32", folder)
+    make = build_drafters(model, target, folder)["sps"]
     prompts = [PROMPT, OTHER]
-    return target, make, prompts, [exact_marginals(target, p, SAMPLER, LENGTH) for p in prompts]
+    return target.decoder, make, prompts, [exact_marginals(Logits(target.decoder), p, SAMPLER, LENGTH) for p in prompts]
 
 
 def draw_batches(target, make, prompts, runs: int = SAMPLED_RUNS):

@@ -120,12 +120,16 @@ def _counts(target, make, seed0, runs=1000):
 def test_sampling_keeps_the_targets_distribution(models):  # noqa: F811
     """Three tokens with k=1: the third is the worker's chain whenever its bet paid (always tried with the
     target as its own draft, where bets mostly pay; a draft that differs, with its mistakes injected, is
-    test_sampling_e2e's). Chi-square test at 1e-3 against plain autoregressive sampling's exact distribution."""
+    test_sampling_e2e's). Chi-square test at 1e-3 against plain autoregressive sampling's exact distribution. Both
+    run on paradec's CPU forward, as a run on the CPU does."""
+    from paradec.cpu.fast import FastTarget
+
+    from gguf_files import Logits
     from stats import ALPHA, exact_joint, gof_pvalue
 
-    target = models["target"]
-    got = _counts(target, lambda: build(Mirror, models["self"], k=1), 0)
-    exact = exact_joint(target, [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
+    target = FastTarget(models["target"])
+    got = _counts(target, lambda: build(Mirror, target, k=1), 0)
+    exact = exact_joint(Logits(target), [1, 2, 3, 1, 2], Sampler(temperature=1.0), 3)
     assert gof_pvalue(got, exact) > ALPHA, got.most_common(6)
 
 

@@ -40,6 +40,7 @@ import paradec.core.engine as engine
 import paradec.core.verify as verify
 import paradec.drafters.draft_length as draft_length
 from paradec.core.sampling import Sampler
+from paradec.cpu.fast import FastTarget
 from paradec.cpu.quant import QuantModel
 from paradec.drafters import eagle_head, early_exit
 from paradec.drafters.eagle import Eagle
@@ -47,6 +48,7 @@ from paradec.drafters.early_exit import EarlyExit
 from paradec.drafters.mirror import Mirror
 from paradec.drafters.pld import PromptLookup
 from paradec.drafters.sps import SpeculativeSampling
+from paradec.models import Loaded
 
 from gguf_files import Logits, write
 from helpers import build, tiny_model
@@ -70,12 +72,22 @@ def build_target():
     return model
 
 
-def build_drafters(model, target, folder: Path) -> dict:
+def engine_of(model, weights: str, folder: Path) -> Loaded:
+    """The model as paradec runs it on the CPU (paradec.models.Loaded): in float32 its lean forward
+    (paradec.cpu.fast), at 4 bits its GGUF file on the 4-bit engine (paradec.cpu.quant). `decoder` is what the
+    decode loop runs, `view` what the drafters read of the target."""
+    if weights == "f32":
+        return Loaded(model, None, "tiny", "cpu", "float32", fast=FastTarget(model))
+    return Loaded(QuantModel(write(model, folder / "tiny.gguf")), None, "tiny", "cpu", "float32", weights="q4")
+
+
+def build_drafters(model, target: Loaded, folder: Path) -> dict:
     """A draft close to the target (its LM head perturbed: accepted often, rejected sometimes), shared by sps
     and mirror; EAGLE's default-initialised head (its guesses pass the target's feature through, often
     accepted); an early-exit adapter at layer 1 that has learnt the target's last layer but for a little
     noise, scoring 9 of the 12 tokens (q is zero on 3 that p draws: only the residual reaches them).
-    model: the tiny model they are made from; target: what they read (it, or its 4-bit engine)."""
+    model: the tiny model they are made from; target: its engine (engine_of). The draft runs on paradec's CPU
+    forward in float32, as a run's draft does."""
     draft = copy.deepcopy(model)
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
@@ -91,20 +103,21 @@ def build_drafters(model, target, folder: Path) -> dict:
     eagle_head.save(head, folder / "eagle", model.config, {"test": True})
     early_exit.save(adapter, folder / "early_exit", {"test": True})
     heads = {"eagle": str(folder / "eagle"), "early_exit": str(folder / "early_exit")}
+    draft, view = FastTarget(draft), target.view
     return {"sps": lambda: build(SpeculativeSampling, draft, k=2, draft_length="fixed"),
-            "eagle": lambda: build(Eagle, target, head=heads["eagle"], tree="[[0], [1], [0, 0], [2]]",
+            "eagle": lambda: build(Eagle, view, head=heads["eagle"], tree="[[0], [1], [0, 0], [2]]",
                                    draft_length="fixed"),
             "pld": lambda: build(PromptLookup, k=1, ngram_max=2),  # each accepted copy is followed by a bonus
-            "early_exit": lambda: build(EarlyExit, target, k=2, exit_layer=1, adapter=heads["early_exit"],
+            "early_exit": lambda: build(EarlyExit, view, k=2, exit_layer=1, adapter=heads["early_exit"],
                                         draft_length="fixed"),
             "mirror": lambda: build(Mirror, draft, k=1, bets=2)}
 
 
-def draw(target, make, runs: int, base: int = BLOCKS[0]) -> tuple[list[list[int]], list]:
+def draw(target: Loaded, make, runs: int, base: int = BLOCKS[0]) -> tuple[list[list[int]], list]:
     """`runs` decodes seeded base, base + 1, ...: each one's tokens, and its steps."""
     samples, steps = [], []
     for seed in range(base, base + runs):
-        run = list(engine.decode(target, make(), PROMPT, LENGTH, SAMPLER, torch.Generator().manual_seed(seed)))
+        run = list(engine.decode(target.decoder, make(), PROMPT, LENGTH, SAMPLER, torch.Generator().manual_seed(seed)))
         samples.append([t for s in run for t in s.tokens])
         steps.append(run)
     return samples, steps
@@ -131,15 +144,12 @@ def model():
 
 @pytest.fixture(scope="module", params=["f32", "q4"])
 def target(request, model, tmp_path_factory):
-    """What decodes: the tiny model in float32, or its GGUF file on the 4-bit engine (paradec.cpu.quant)."""
-    if request.param == "f32":
-        return model
-    return QuantModel(write(model, tmp_path_factory.mktemp("q4") / "tiny.gguf"))
+    return engine_of(model, request.param, tmp_path_factory.mktemp("q4"))
 
 
 @pytest.fixture(scope="module")
 def exact(target):
-    return exact_marginals(target if isinstance(target, torch.nn.Module) else Logits(target), PROMPT, SAMPLER, LENGTH)
+    return exact_marginals(Logits(target.decoder), PROMPT, SAMPLER, LENGTH)
 
 
 @pytest.fixture(scope="module")
