@@ -3,7 +3,7 @@ also with the target's first 6 layers as its draft) gives AR's greedy tokens on 
 sps give them on a code edit up to its end-of-sequence token, where all three stop (test_quant_embedded checks every
 method on three prompts at 4 bits, the default).
 
-Slow: the session fixture loads the model once (the very first load converts the GGUF, ~20 s); the runs take about
+Slow: the session fixture loads the model once (the very first load converts the GGUF, ~5 s); the runs take about
 half a minute on one core."""
 import pytest
 from test_quant_embedded import LOSSLESS

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-import transformers
 
 from paradec import models
 from paradec.cache import cache_dir
@@ -52,24 +51,26 @@ def test_the_check_catches_what_it_should():
 
 @pytest.fixture
 def fake_gguf(monkeypatch, tmp_path, tiny_loaded):
-    """The cache under tmp_path, and the GGUF reader replaced by the tiny model; records calls.
-    A call may be told to fail (a conversion killed half way)."""
+    """The cache under tmp_path, and the conversion's reads of the GGUF file (its tensors, its tokenizer) replaced
+    by the tiny model's; records calls. A call may be told to fail (a conversion killed half way)."""
+    from paradec.cpu import gguf_file
+    from paradec.models import embedded
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls, fail = [], []
 
-    def model(src, gguf_file=None, **kw):
-        assert gguf_file == models.EMBEDDED_GGUF  # only the conversion's own read is replaced
-        calls.append(src)
-        if fail:
-            raise RuntimeError("killed")
-        return tiny_model(vocab_size=len(tiny_loaded.tokenizer))
+    class TinyFile:
+        def __init__(self, path):
+            assert Path(path).name == models.EMBEDDED_GGUF  # only the conversion's own read is replaced
+            calls.append(path)
+            if fail:
+                raise RuntimeError("killed")
+            self.model = tiny_model(vocab_size=len(tiny_loaded.tokenizer))
+            self.config = self.model.config
 
-    def tokenizer(src, gguf_file=None, **kw):
-        assert gguf_file == models.EMBEDDED_GGUF
-        return tiny_loaded.tokenizer
-
-    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", model)
-    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", tokenizer)
+    monkeypatch.setattr(gguf_file, "GGUFModel", TinyFile)
+    monkeypatch.setattr(embedded, "_float32_state", lambda f: f.model.state_dict())
+    monkeypatch.setattr(embedded, "embedded_tokenizer", lambda path: tiny_loaded.tokenizer)
     return calls, fail
 
 
@@ -105,15 +106,16 @@ def test_failed_conversion_leaves_nothing_and_the_next_one_works(fake_gguf):
 def test_a_cache_completed_meanwhile_is_kept(fake_gguf, monkeypatch):
     """Two processes converting at once: the one that finishes second keeps the first's copy
     (which the first may already be reading) and drops its own."""
-    calls, _ = fake_gguf
-    model = transformers.AutoModelForCausalLM.from_pretrained
+    from paradec.models import embedded
 
-    def other_process_finishes_first(src, **kw):
+    state = embedded._float32_state
+
+    def other_process_finishes_first(f):
         _cache().mkdir(parents=True)
         (_cache() / "complete").write_text("the other process")
-        return model(src, **kw)
+        return state(f)
 
-    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", other_process_finishes_first)
+    monkeypatch.setattr(embedded, "_float32_state", other_process_finishes_first)
     path = models.embedded_path()
     assert (path / "complete").read_text() == "the other process"
     assert not list(path.parent.glob(".convert-*"))

@@ -78,24 +78,78 @@ def _drop_stale(folder: Path) -> None:
 
 
 def _convert_gguf(src: Path, out: Path) -> None:
-    """Dequantize the GGUF once (~20 s) and save a plain copy. Written to a temporary folder
-    and renamed, so an interrupted conversion is redone rather than trusted."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    """Dequantize the GGUF once and save a plain copy (~5 s: the file's metadata read once, where transformers' own
+    GGUF loader read it three times, 20 s). Written to a temporary folder and renamed, so an interrupted conversion
+    is redone rather than trusted."""
+    from safetensors.torch import save_file
+    from transformers import GenerationConfig
+
+    from ..cpu.gguf_file import GGUFModel
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".convert-"))
     try:
-        tok = AutoTokenizer.from_pretrained(src, gguf_file=EMBEDDED_GGUF)
-        model = AutoModelForCausalLM.from_pretrained(src, gguf_file=EMBEDDED_GGUF, dtype=torch.float32)
-        # save_pretrained refuses a GGUF-loaded model until its quantization marks are cleared;
-        # this model is ours alone (not yet shared), so clearing them is safe.
-        model.config.quantization_config = None
-        model.hf_quantizer = None
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
+        f = GGUFModel(src / EMBEDDED_GGUF)
+        cfg = f.config
+        cfg.architectures, cfg.dtype = ["LlamaForCausalLM"], "float32"
+        save_file(_float32_state(f), tmp / "model.safetensors", metadata={"format": "pt"})
+        cfg.save_pretrained(tmp)
+        GenerationConfig(bos_token_id=cfg.bos_token_id, eos_token_id=cfg.eos_token_id,
+                         pad_token_id=cfg.pad_token_id).save_pretrained(tmp)
+        embedded_tokenizer(src / EMBEDDED_GGUF).save_pretrained(tmp)
         (tmp / "complete").write_text(EMBEDDED_GGUF)
         if not (out / "complete").exists():  # another process may have finished first and be reading it
             shutil.rmtree(out, ignore_errors=True)  # a half-written copy, never trusted
             tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+HF_NAMES = {"q": "self_attn.q_proj", "k": "self_attn.k_proj", "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+            "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj", "norm_in": "input_layernorm",
+            "norm_post": "post_attention_layernorm"}
+
+
+def _float32_state(f) -> dict[str, torch.Tensor]:
+    """A GGUFModel's tensors in float32 under Hugging Face's names, dequantized by the gguf package as transformers'
+    own loader dequantizes them (the same bits); q and k back in Hugging Face's rotary order."""
+    from gguf import GGMLQuantizationType, dequantize
+
+    cfg = f.config
+
+    def matrix(name: str, heads: int | None = None) -> torch.Tensor:
+        type_, _, rows = f.matrix(name, heads)
+        return torch.from_numpy(dequantize(rows, GGMLQuantizationType(type_)).astype("float32", copy=False))
+
+    state = {"model.embed_tokens.weight": matrix("token_embd.weight"),
+             "model.norm.weight": f.vector("output_norm.weight")}
+    if not cfg.tie_word_embeddings:
+        state["lm_head.weight"] = matrix("output.weight")
+    heads = {"q": cfg.num_attention_heads, "k": cfg.num_key_value_heads}
+    for i in range(cfg.num_hidden_layers):
+        for part, name in f.names(i).items():
+            weight = f.vector(name) if part.startswith("norm") else matrix(name, heads.get(part))
+            state[f"model.layers.{i}.{HF_NAMES[part]}.weight"] = weight
+    return state
+
+
+def embedded_tokenizer(path: Path):
+    """The embedded model's tokenizer: read from its GGUF file by transformers once (~5 s) and saved into paradec's
+    cache, read from there afterwards (a quarter of a second)."""
+    from transformers import AutoTokenizer
+
+    out = cache_dir() / "smollm2-135m-instruct-tokenizer"
+    if (out / "complete").exists():
+        return AutoTokenizer.from_pretrained(out)
+    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".tokenizer-"))
+    try:  # written aside and renamed: an interrupted save is redone, never trusted
+        tok.save_pretrained(tmp)
+        (tmp / "complete").write_text(EMBEDDED_GGUF)
+        if not (out / "complete").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            tmp.rename(out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return tok

@@ -7,14 +7,11 @@ with paradec's kernel built; anything else (a Hugging Face folder or hub id, a G
 from __future__ import annotations
 
 import importlib.util
-import shutil
-import tempfile
 from pathlib import Path
 
-from ..cache import cache_dir
 from ..core.errors import first_line
 from .devices import pick_device, pick_dtype
-from .embedded import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE
+from .embedded import EMBEDDED, EMBEDDED_GGUF, EMBEDDED_NAME, EMBEDDED_PACKAGE, embedded_tokenizer
 from .loaded import Loaded, ModelError
 
 WEIGHTS = ("q4", "f32")
@@ -79,27 +76,12 @@ def torch_products(base: Loaded) -> Loaded | None:
 
 
 def tokenizer(path: Path, embedded: bool):
-    """The file's tokenizer as transformers reads it from GGUF (~5 s); the embedded model's is saved once into
-    paradec's cache and read from there afterwards (a quarter of a second)."""
+    """The file's tokenizer as transformers reads it from GGUF (~5 s); the embedded model's from paradec's cache."""
     from transformers import AutoTokenizer
 
-    if not embedded:
-        try:
-            return AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        except Exception as e:  # a file from the user: whatever its reader fails with is one line
-            raise ModelError(f"cannot read the tokenizer of {path.name}: {first_line(e)}") from None
-    out = cache_dir() / "smollm2-135m-instruct-tokenizer"
-    if (out / "complete").exists():
-        return AutoTokenizer.from_pretrained(out)
-    tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".tokenizer-"))
-    try:  # written aside and renamed: an interrupted save is redone, never trusted
-        tok.save_pretrained(tmp)
-        (tmp / "complete").write_text(EMBEDDED_GGUF)
-        if not (out / "complete").exists():
-            shutil.rmtree(out, ignore_errors=True)
-            tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return tok
+    if embedded:
+        return embedded_tokenizer(path)
+    try:
+        return AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    except Exception as e:  # a file from the user: whatever its reader fails with is one line
+        raise ModelError(f"cannot read the tokenizer of {path.name}: {first_line(e)}") from None
