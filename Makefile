@@ -48,7 +48,7 @@ space-check: $(STAMP)
 
 check: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n 2 --dist loadscope -m "not slow and not peers" tests
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder -m "not slow and not peers" tests
 
 # Every method against AR (and Hugging Face generate) on one held-out Spec-Bench prompt per category; then the
 # README's table from the file (scripts/readme_numbers.py; make traces likewise redraws docs/kernel.md's).

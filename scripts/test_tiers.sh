@@ -5,14 +5,17 @@
 # one core of two, and the tiers one after the other left the other core idle for minutes. A third worker runs
 # while another waits on a browser, a server or a subprocess; OMP_WAIT_POLICY=PASSIVE: a worker's torch threads
 # sleep at a barrier rather than spin on a core another worker could use. The low-priority tier's output comes
-# after the other's; the exit status is non-zero when either tier fails.
+# after the other's; the exit status is non-zero when either tier fails. --no-loadscope-reorder: the workers take the
+# modules in the order tests/conftest.py gives them (the longest first, those that wait on a browser before the rest,
+# so that they overlap with those that compute); xdist's own order, the modules with the most tests first, left the
+# browser's modules for the end, alone on a half-idle machine for minutes.
 #
 #   scripts/test_tiers.sh [PYTHON]     (run from the repository root; default .venv/bin/python)
 set -uo pipefail
 py=${1:-.venv/bin/python}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-OMP_WAIT_POLICY=PASSIVE nice -n 19 "$py" -m pytest -q --require-tools -n 3 --dist loadscope -m "not serial and not peers" tests >"$log" 2>&1 &
+OMP_WAIT_POLICY=PASSIVE nice -n 19 "$py" -m pytest -q --require-tools -n 3 --dist loadscope --no-loadscope-reorder -m "not serial and not peers" tests >"$log" 2>&1 &
 rest=$!
 "$py" -m pytest -q --require-tools -m "serial and not peers" tests
 clocked=$?

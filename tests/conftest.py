@@ -9,11 +9,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-# The modules that take longest (seconds of one worker, make test), handed to the workers first: in file order the
-# last ones came last, and one worker ran them alone at the end while the other waited.
-LONGEST = ("test_sampling_e2e.py", "test_ui_browser.py", "test_sampling.py", "test_quant_embedded.py", "test_site.py",
-           "test_mirror.py", "test_learn_browser.py", "test_batch.py",
-           "test_eagle.py", "test_embedded.py", "test_trace_fuzz.py", "test_app_imports.py")
+# The modules that take longest (seconds of one worker, make test), handed to the workers first (make test and make
+# check pass --no-loadscope-reorder: xdist would otherwise hand out the modules with the most tests first): in file
+# order the last ones came last, and one worker ran them alone at the end while the other waited. Those that wait on
+# a browser or a server come first, so that their waits overlap with the modules that compute.
+LONGEST = ("test_ui_browser.py", "test_sampling_e2e.py", "test_learn_browser.py", "test_site.py", "test_sampling.py",
+           "test_embedded.py", "test_quant_embedded.py", "test_hostile_app.py", "test_batch.py", "test_eagle.py",
+           "test_mirror.py", "test_draft_length_trees.py", "test_app_imports.py", "test_hostile_outputs.py",
+           "test_load.py", "test_trace_fuzz.py")
 
 
 def pytest_addoption(parser):

@@ -9,7 +9,8 @@ scrubber, and the details follow it (tests/ui_page_checks.js). The first request
 deep link; a page of each kind is opened first on a server of its own, and every page in French (?lang=fr),
 where its title and the sidebar's are the catalogue's French; switching the language keeps the page and the
 step. In presenter mode (?present=1), in French (the longer text), every method page passes the same checks on
-a 1024x768 projector and fits in three of its screens. Every check includes the badges' contrast (4.5:1)."""
+a 1024x768 projector, fits in three of its screens and shows its French title. Every check includes the badges'
+contrast (4.5:1)."""
 import importlib.util
 import json
 import shutil
@@ -101,13 +102,17 @@ def test_every_other_page_in_chromium_at_both_sizes(tmp_path):
 @pytest.mark.serial
 def test_method_pages_in_presenter_mode_fit_three_projector_screens(tmp_path):
     """Presenter mode passes every check on the projector it is for (1024x768; the other sizes are the pages'
-    own, checked without it), and a method page fits three of its screens."""
+    own, checked without it), and a method page fits three of its screens; in French, its title the catalogue's."""
+    from ui.i18n import catalogue
+
     first = "/eagle?present=1&step=3&lang=fr"
     pages = [f"{p}?present=1&lang=fr" for p in sorted(PLAYERS - {_base(first)})]
     summary = _check(tmp_path, "--first", first, "--pages", ",".join(pages), timeout=500)
     shown = {_base(p["path"]): p["js"]["info"] for p in summary["pages"]}
     assert set(shown) == PLAYERS
     assert all(0 < info["screens"] <= 3 and info["rate"] >= 3.5 for info in shown.values()), shown
+    french = set(catalogue("fr").values())
+    assert all(info["title"] in french for info in shown.values()), shown  # each page's own title, in French
 
 
 def _fresh_server(port: int) -> subprocess.Popen:
@@ -148,8 +153,9 @@ def _view(page) -> dict:
 
 def test_every_page_opened_first_on_a_fresh_server_in_french():
     """A classroom link after a restart (or a Space waking up) is a fresh server's first request: each kind of
-    page, on its own new server, and then every other page, draws in French with its title, no exception, and the
-    sidebar's page titles (not files); a click on English redraws the same page at the same step."""
+    page, on its own new server, and then every other page without a player (the method pages are opened in French
+    in presenter mode), draws in French with its title, no exception, and the sidebar's page titles (not files); a
+    click on English redraws the same page at the same step."""
     why = _missing()
     if why:
         cannot_run(why)
@@ -162,7 +168,7 @@ def test_every_page_opened_first_on_a_fresh_server_in_french():
 
     french = catalogue("fr")
     titles = {french[t] for t in ("Home", "Autoregressive (AR)", "Speculative sampling", "Jacobi decoding")}
-    seen, rest = {}, sorted(PAGES - set(FIRSTS))
+    seen, rest = {}, sorted(PAGES - PLAYERS - set(FIRSTS))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium") or shutil.which("chromium-browser"),
                                     args=["--no-sandbox", "--headless"])
@@ -180,7 +186,7 @@ def test_every_page_opened_first_on_a_fresh_server_in_french():
                 server.terminate()
                 server.wait(30)
     bad = {path: v for path, v in seen.items() if v["exceptions"] or not v["title"] or not titles <= set(v["links"])}
-    assert len(seen) == len(PAGES) and not bad, bad
+    assert set(seen) == PAGES - PLAYERS | set(FIRSTS) and not bad, bad
     english = [v["title"] for v in seen.values() if v["title"] not in french.values()]
     assert not english, english  # every page's own title is the catalogue's French
     back = seen[SWITCH]["switched"]

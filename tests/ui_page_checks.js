@@ -167,7 +167,7 @@ async () => {
     new RegExp(`^(Details of step|Détails de l'étape) ${k}(\\D|$)`).test(h.textContent.trim()));  // en, fr
   const running = () => document.querySelector('[data-testid="stApp"]')?.getAttribute("data-test-script-state")
     === "running";
-  const info = {};
+  const info = {title: main.querySelector("h1")?.innerText || ""};  // the page's own title, for the test's language
   if (player && (innerWidth > 1024 || present) && Number(player.querySelector(".pd-range").max) > 2) {
     const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
     const range = player.querySelector(".pd-range"), n = Number(range.max);

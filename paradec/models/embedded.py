@@ -91,7 +91,7 @@ def _convert_gguf(src: Path, out: Path) -> None:
     try:
         f = GGUFModel(src / EMBEDDED_GGUF)
         cfg = f.config
-        cfg.architectures, cfg.dtype = ["LlamaForCausalLM"], "float32"
+        cfg.update({"architectures": ["LlamaForCausalLM"], "dtype": "float32"})
         save_file(_float32_state(f), tmp / "model.safetensors", metadata={"format": "pt"})
         cfg.save_pretrained(tmp)
         GenerationConfig(bos_token_id=cfg.bos_token_id, eos_token_id=cfg.eos_token_id,
