@@ -28,6 +28,6 @@ fi
 # paradec itself, editable (pyproject.toml; its pins are the requirements' above): `import paradec` and the
 # `paradec` command from anywhere, running this checkout. The Docker image copies the code later.
 if [ -f "$root/pyproject.toml" ]; then "${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"; fi
-# paradec's CPU kernel, built once for this machine (~25 s; without a C++ compiler the fast path uses
+# paradec's CPU kernel, built once for this machine (~17 s on 2 cores; without a C++ compiler the fast path uses
 # torch's matrix products, and this says so). The Docker image copies the code later and builds it then.
 if [ -d "$root/paradec" ]; then (cd "$root" && "$venv/bin/python" -m paradec.cpu.kernels); fi

@@ -11,9 +11,9 @@ import torch
 
 # The modules that take longest (seconds of one worker, make test), handed to the workers first (make test and make
 # check pass --no-loadscope-reorder: xdist would otherwise hand out the modules with the most tests first): in file
-# order the last ones came last, and one worker ran them alone at the end while the other waited. Those that wait on
-# a browser or a server come first, so that their waits overlap with the modules that compute.
-LONGEST = ("test_ui_browser.py", "test_sampling_e2e.py", "test_learn_browser.py", "test_site.py", "test_sampling.py",
+# order the last ones came last, and one worker ran them alone at the end while the other waited. The browser's
+# modules are serial (pytest.ini): first in make test's clocked tier, absent from the other.
+LONGEST = ("test_ui_browser.py", "test_learn_browser.py", "test_site.py", "test_sampling_e2e.py", "test_sampling.py",
            "test_embedded.py", "test_quant_embedded.py", "test_hostile_app.py", "test_batch.py", "test_eagle.py",
            "test_mirror.py", "test_draft_length_trees.py", "test_app_imports.py", "test_hostile_outputs.py",
            "test_load.py", "test_trace_fuzz.py")

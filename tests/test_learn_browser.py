@@ -15,7 +15,7 @@ from paradec.learn import exercises
 
 from helpers import cannot_run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # a browser: one at a time (pytest.ini's serial)
 
 ROOT = Path(__file__).resolve().parents[1]
 WAIT = 90_000  # ms: a page's first draw on a busy 2-core machine

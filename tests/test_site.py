@@ -137,6 +137,7 @@ def test_the_cli_refuses_a_bad_out_in_one_line(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a browser (or the export it reads): one at a time, see pytest.ini
 def test_the_export_is_a_static_space(site):
     readme = (site / "README.md").read_text()
     assert "sdk: static" in readme and "app_file: index.html" in readme
@@ -148,6 +149,7 @@ def test_the_export_is_a_static_space(site):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a browser (or the export it reads): one at a time, see pytest.ini
 def test_every_page_opens_from_file_with_no_error_and_no_request(site, browser):
     left = []
     for path in sorted(p.name for p in site.glob("*.html")):
@@ -164,6 +166,7 @@ def test_every_page_opens_from_file_with_no_error_and_no_request(site, browser):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a browser (or the export it reads): one at a time, see pytest.ini
 def test_the_player_advances_and_shows_the_traces_accepted_tokens(site, browser):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -190,6 +193,7 @@ def test_the_player_advances_and_shows_the_traces_accepted_tokens(site, browser)
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a browser (or the export it reads): one at a time, see pytest.ini
 def test_predict_mode_asks_and_takes_an_answer_in_both_languages(site, browser):
     for path, word in (("pld.html?predict=1", "Predict"), ("medusa.fr.html?predict=1", "Prédisez")):
         page, errors = opened(browser, site, path, [])
@@ -206,6 +210,7 @@ def test_predict_mode_asks_and_takes_an_answer_in_both_languages(site, browser):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a browser (or the export it reads): one at a time, see pytest.ini
 def test_an_exercise_checks_in_the_browser(site, browser):
     page, errors = opened(browser, site, "medusa.html", [])
     item = page.locator(".pd-ex").filter(has=page.locator("input")).first

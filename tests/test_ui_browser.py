@@ -22,9 +22,9 @@ import pytest
 
 from helpers import cannot_run
 
-# Each starts the app and a browser. The two that time the player (steps/s) run alone (serial); the pages without
-# a player and the deep-link test assert no timing, so they run beside the other tests.
-pytestmark = pytest.mark.slow
+# Each starts the app and a browser: they run one at a time (pytest.ini's serial), never beside another browser,
+# which took the frames of the player they time (steps/s).
+pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_CHECK = ROOT / "tools" / "ui_check.py"
@@ -83,7 +83,6 @@ def _both_sizes(tmp_path, first: str, pages: set[str]) -> list[dict]:
     return summary["pages"]
 
 
-@pytest.mark.serial
 def test_every_method_page_in_chromium_at_both_sizes(tmp_path):
     # The first request to the fresh server is a classroom link deep into a page (it crashed when Streamlit
     # served a pages/ folder by itself before app.py had run).
@@ -95,11 +94,9 @@ def test_every_method_page_in_chromium_at_both_sizes(tmp_path):
 
 
 def test_every_other_page_in_chromium_at_both_sizes(tmp_path):
-    """The pages without a player time nothing: they are checked beside the other tests."""
     _both_sizes(tmp_path, "/roofline", PAGES - PLAYERS)
 
 
-@pytest.mark.serial
 def test_method_pages_in_presenter_mode_fit_three_projector_screens(tmp_path):
     """Presenter mode passes every check on the projector it is for (1024x768; the other sizes are the pages'
     own, checked without it), and a method page fits three of its screens; in French, its title the catalogue's."""

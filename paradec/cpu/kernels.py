@@ -4,7 +4,7 @@ quant_math.h), the rest of a decoder layer (layer.cpp: norm, rotary and cache wr
 batched decoding's attention step for several sequences (batch.cpp; their shared arithmetic in layer_math.h).
 selftest.cpp checks the arithmetic headers without Python, on any platform gcc targets.
 
-Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, ~65 s on 2 cores) into
+Built once per machine with the machine's C++ compiler (-O3 -march=native -fopenmp, ~17 s on 2 cores) into
 paradec's cache folder, keyed by the sources, torch's version and the CPU, then loaded in a second.
 `python -m paradec.cpu.kernels` builds and checks it (the install runs it); without a compiler the fast CPU
 path runs on torch's own matrix products instead, and `why_not()` says why.
@@ -25,7 +25,9 @@ import time
 from pathlib import Path
 
 CSRC = Path(__file__).parent / "csrc"
-SOURCES = [CSRC / name for name in ("small_gemm.cpp", "layer.cpp", "batch.cpp", "quant.cpp", "module.cpp")]
+# module.cpp first: the longest to compile (pybind11 and torch's casters, ~10 s), and ninja starts the files in
+# this order; last, it started after the others had taken both cores.
+SOURCES = [CSRC / name for name in ("module.cpp", "small_gemm.cpp", "layer.cpp", "batch.cpp", "quant.cpp")]
 HEADERS = [CSRC / name for name in ("ops.h", "vec.h", "gemm_math.h", "layer_math.h", "quant_math.h")]
 # -fopenmp: torch's parallel_for is inline, so it runs on torch's threads only when the kernel is compiled with
 # OpenMP (torch's own libgomp is the one loaded, so torch.set_num_threads applies); last: one thread.

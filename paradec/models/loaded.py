@@ -40,7 +40,7 @@ class Loaded:
 def with_fast(loaded: Loaded) -> Loaded:
     """The same target with the lean CPU forward (paradec.cpu.fast) where it applies: Llama-family models on
     the CPU in float32. Packing the weights takes about a second; the kernel's one build per machine
-    (paradec.cpu.kernels) about 25 s."""
+    (paradec.cpu.kernels) about 17 s."""
     from ..cpu.fast import FastTarget
 
     if FastTarget.supports(loaded.model, loaded.device, loaded.dtype):

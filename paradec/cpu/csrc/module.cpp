@@ -1,5 +1,6 @@
-// paradec's CPU extension, as Python sees it (paradec/kernels.py builds and loads it).
-#include <torch/extension.h>
+// paradec's CPU extension, as Python sees it (paradec/kernels.py builds and loads it). pybind11 with torch's tensor
+// casters only, not <torch/extension.h> (all of torch's C++ API): this file compiled in 10 s instead of 23.
+#include <torch/csrc/utils/pybind.h>
 
 #include "ops.h"
 
