@@ -49,6 +49,7 @@ class Slow(torch.nn.Module):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # on a clock (the worker's drafting against a 0.25-s verify pass): run alone, not beside others
 def test_a_perfect_draft_wins_its_bets_and_its_chains_leave_the_critical_path(models):  # noqa: F811
     """The draft is a peaked target itself: every chain is accepted and the bonus is q's favourite
     after it, its likeliest bet. With a verify pass long enough for the bets, each proposal after the
