@@ -7,7 +7,7 @@ p < ALPHA), and the coverage the preconditions read. Exit status 1 when any verd
     .venv/bin/python scripts/seed_blocks.py [--methods pld,mirror] [--blocks 0,10000,20000,30000] [--weights q4]
 
 Both engines (the tiny model on paradec's float32 CPU forward, its GGUF file on the 4-bit engine), every method,
-every mistake, four blocks: about 7 minutes on one core."""
+every mistake, four blocks: about 10 minutes on one core."""
 from __future__ import annotations
 
 import argparse

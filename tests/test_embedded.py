@@ -68,3 +68,25 @@ def test_draft_shares_the_target_and_leaves_it_untouched(embedded):
     assert embedded.model.config.num_hidden_layers > 2
     after = embedded.model.state_dict()
     assert all((before[k] == after[k]).all() for k in before)
+
+
+def test_the_float32_copy_is_what_transformers_reads_from_the_file(embedded):
+    """The converted copy (paradec.models.embedded) against transformers' own reading of the GGUF file, layer 0's q, k
+    and v: the gguf package's dequantization, then transformers' undoing of llama.cpp's rotary permutation."""
+    import numpy as np
+    import torch
+    from gguf import GGMLQuantizationType, dequantize
+    from transformers.modeling_gguf_pytorch_utils import LlamaTensorProcessor
+
+    from paradec.cpu.gguf_file import GGUFModel
+    from paradec.models.gguf import gguf_file
+
+    f = GGUFModel(gguf_file(None))
+    undo = LlamaTensorProcessor(config={"num_attention_heads": f.config.num_attention_heads,
+                                        "num_key_value_heads": f.config.num_key_value_heads})
+    a = embedded.model.model.layers[0].self_attn
+    for part, mine in (("q", a.q_proj), ("k", a.k_proj), ("v", a.v_proj)):
+        name = f"blk.0.attn_{part}.weight"
+        kind, _, rows = f.matrix(name)
+        theirs = undo.process(dequantize(rows, GGMLQuantizationType(kind)), name).weights
+        assert torch.equal(torch.from_numpy(np.ascontiguousarray(theirs)), mine.weight.detach()), part
