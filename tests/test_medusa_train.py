@@ -58,6 +58,7 @@ def test_train_command_end_to_end(tiny_loaded, tiny_dir, tmp_path, capfd):
     assert heads.num_heads == 3 and 0 < heads.vocab_ids.numel() <= 256 and heads.tree
     card = (out / "card.md").read_text()
     assert "seed 0" in card and "8 steps" in card and "top-1" in card and "Chosen" in card and "weight 0.3" in card
+    assert f"shards in {data} (" in card  # as the other cards name it (selfdistill.learned_from): float32 features
     stats = json.loads((out / "stats.json").read_text())
     assert len(stats["accuracy"]) == 3
     assert [r["nodes"] for r in stats["tree_sizes"]] == [2, 3, 4, 5, 6, 7, 11, 12, 15, 23, 31]  # verify sizes - 1

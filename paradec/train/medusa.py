@@ -20,7 +20,7 @@ from ..data import ASSETS
 from ..drafters.medusa_heads import MedusaHeads
 from ..traces import files
 from .loop import CHECKPOINT, Plan, done, fit
-from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, validation
+from .selfdistill import VALIDATION_EVERY, add_data_args, command_line, frequent_tokens, learned_from, validation
 
 TOP = 10  # ranks measured per head
 EVAL_EVERY = 50
@@ -201,7 +201,7 @@ state, feeding the target's own LM head restricted to the {stats['vocab']} token
 The target stays frozen. Load with `--method medusa` (the default heads) or `--set heads=DIR`.
 
 - Command: `{command}`
-- Data: self-distillation shards in `{args.data}` (the target's own {
+- Data: self-distillation shards in {learned_from(args)} (the target's own {
   "greedy and sampled" if args.sampled else "greedy"} answers to the training prompts;
   Spec-Bench's held-out split never enters), {stats['train_positions']} training positions (answer tokens{
   f", and the prompts' own tokens at loss weight {args.prompt_weight}" if args.prompt_weight else ""}),
