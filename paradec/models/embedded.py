@@ -86,9 +86,7 @@ def _convert_gguf(src: Path, out: Path) -> None:
 
     from ..cpu.gguf_file import GGUFModel
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".convert-"))
-    try:
+    def write(tmp: Path) -> None:
         f = GGUFModel(src / EMBEDDED_GGUF)
         cfg = f.config
         cfg.update({"architectures": ["LlamaForCausalLM"], "dtype": "float32"})
@@ -97,8 +95,19 @@ def _convert_gguf(src: Path, out: Path) -> None:
         GenerationConfig(bos_token_id=cfg.bos_token_id, eos_token_id=cfg.eos_token_id,
                          pad_token_id=cfg.pad_token_id).save_pretrained(tmp)
         embedded_tokenizer(src / EMBEDDED_GGUF).save_pretrained(tmp)
+
+    _publish(out, ".convert-", write)
+
+
+def _publish(out: Path, prefix: str, write) -> None:
+    """write(folder) into a temporary folder beside `out`, marked complete and renamed to `out`: an interrupted
+    write is redone, never trusted, and a copy another process finished first is kept (it may be reading it)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=prefix))
+    try:
+        write(tmp)
         (tmp / "complete").write_text(EMBEDDED_GGUF)
-        if not (out / "complete").exists():  # another process may have finished first and be reading it
+        if not (out / "complete").exists():
             shutil.rmtree(out, ignore_errors=True)  # a half-written copy, never trusted
             tmp.rename(out)
     finally:
@@ -142,14 +151,5 @@ def embedded_tokenizer(path: Path):
     if (out / "complete").exists():
         return AutoTokenizer.from_pretrained(out)
     tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=".tokenizer-"))
-    try:  # written aside and renamed: an interrupted save is redone, never trusted
-        tok.save_pretrained(tmp)
-        (tmp / "complete").write_text(EMBEDDED_GGUF)
-        if not (out / "complete").exists():
-            shutil.rmtree(out, ignore_errors=True)
-            tmp.rename(out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    _publish(out, ".tokenizer-", tok.save_pretrained)
     return tok
